@@ -1,0 +1,32 @@
+# Set-up and entry points. `make demo` runs the main job, `make test` the test suite.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test test-slow bench venv clean
+
+venv: $(STAMP)
+
+# torch==2.13.0 first: it is a local CPU wheel; an unpinned torch would pull a CUDA build.
+$(STAMP): setup.cfg pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e ".[test,transformers]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m spacy_elmo demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -m slow
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_bilm.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

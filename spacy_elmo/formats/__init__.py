@@ -1,0 +1,1 @@
+"""Converters for foreign biLM checkpoint formats."""

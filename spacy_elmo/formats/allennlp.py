@@ -1,0 +1,179 @@
+"""The published ELMo format (bilm-tf / AllenNLP): options.json + weights.hdf5.
+
+This is the only module that knows the hdf5 key names. TF stores dense kernels as
+(in, out) and convolutions as (1, width, in, out); the torch modules hold (out, in).
+"""
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Dict, Iterator, Tuple, Union
+
+import h5py
+import numpy
+import torch
+
+from ..model.bilm import BiLM
+from ..model.config import BiLMConfig
+
+PathLike = Union[str, Path]
+
+
+class ElmoFormatError(ValueError):
+    """An options or weight file that is missing, unreadable or does not fit the model."""
+
+
+def read_options(options_file: PathLike) -> BiLMConfig:
+    path = _existing(options_file, "options file")
+    try:
+        options = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ElmoFormatError(f"Options file {path} is not valid JSON ({err}); expected ELMo's options.json.") from None
+    if not isinstance(options, dict):
+        raise ElmoFormatError(f"Options file {path} holds a JSON {type(options).__name__}, expected an object.")
+    try:
+        return BiLMConfig.from_options(options, source=f"Options file {path}")
+    except ValueError as err:
+        raise ElmoFormatError(str(err)) from None
+
+
+def write_options(config: BiLMConfig, options_file: PathLike) -> None:
+    _atomic_write(Path(options_file), lambda tmp: Path(tmp).write_text(json.dumps(config.to_options(), indent=2) + "\n"))
+
+
+def load_bilm(options_file: PathLike, weight_file: PathLike) -> BiLM:
+    """A BiLM built from options.json with the weights of weights.hdf5."""
+    model = BiLM(read_options(options_file))
+    load_weights(model, weight_file)
+    return model
+
+
+def load_weights(model: BiLM, weight_file: PathLike) -> None:
+    """Copy every biLM weight from a bilm-tf hdf5 file into ``model`` (shapes checked first)."""
+    path = _existing(weight_file, "weight file")
+    arrays: Dict[str, numpy.ndarray] = {}
+    try:
+        with h5py.File(path, "r") as f:
+            missing = [key for key, _ in _parameter_map(model) if key not in f]
+            if missing:
+                raise ElmoFormatError(
+                    f"Weight file {path} is not an ELMo biLM for these options: {len(missing)} expected "
+                    f"dataset(s) missing, first {missing[:3]}. Use the weight file that belongs to the options file."
+                )
+            for key, param in _parameter_map(model):
+                expected = _stored_shape(key, param)
+                got = f[key].shape
+                if got != expected:
+                    raise ElmoFormatError(
+                        f"Weight file {path}: dataset {key} has shape {got}, but the options give {expected}. "
+                        "The options file does not describe this weight file."
+                    )
+                arrays[key] = numpy.asarray(f[key][...], dtype=numpy.float32)
+    except OSError as err:
+        raise ElmoFormatError(f"Weight file {path} could not be read as HDF5 ({err}); is it truncated or not an hdf5 file?") from None
+    with torch.no_grad():
+        for key, param in _parameter_map(model):
+            param.copy_(torch.from_numpy(_to_torch_layout(key, arrays[key])))
+
+
+def save_bilm(model: BiLM, options_file: PathLike, weight_file: PathLike) -> None:
+    """Write the model as options.json + weights.hdf5 (each written atomically)."""
+    write_options(model.config, options_file)
+
+    def write(tmp: str) -> None:
+        with h5py.File(tmp, "w") as f:
+            for key, param in _parameter_map(model):
+                f.create_dataset(key, data=_to_tf_layout(key, param.detach().float().cpu().numpy()))
+
+    _atomic_write(Path(weight_file), write)
+
+
+def _parameter_map(model: BiLM) -> Iterator[Tuple[str, torch.Tensor]]:
+    """(hdf5 key, tensor view in the torch layout) for every stored weight."""
+    enc = model.char_encoder
+    yield "char_embed", enc.char_embedding.weight[1:]
+    for i, conv in enumerate(enc.convolutions):
+        yield f"CNN/W_cnn_{i}", conv.weight
+        yield f"CNN/b_cnn_{i}", conv.bias
+    for k, hw in enumerate(enc.highways):
+        yield f"CNN_high_{k}/W_carry", hw.carry.weight
+        yield f"CNN_high_{k}/b_carry", hw.carry.bias
+        yield f"CNN_high_{k}/W_transform", hw.transform.weight
+        yield f"CNN_high_{k}/b_transform", hw.transform.bias
+    yield "CNN_proj/W_proj", enc.projection.weight
+    yield "CNN_proj/b_proj", enc.projection.bias
+    lstm = model.lstm
+    for d in range(2):
+        for layer in range(model.config.n_layers):
+            prefix = f"RNN_{d}/RNN/MultiRNNCell/Cell{layer}/LSTMCell"
+            yield f"{prefix}/W_0", _LstmKernel(lstm.input_weights[layer][d], lstm.hidden_weights[layer][d])
+            yield f"{prefix}/B", lstm.biases[layer][d]
+            yield f"{prefix}/W_P_0", lstm.projections[layer][d]
+
+
+class _LstmKernel:
+    """TF's W_0 = [input kernel; hidden kernel] stacked on the input axis, over two tensors."""
+
+    def __init__(self, input_part: torch.Tensor, hidden_part: torch.Tensor):
+        self.parts = (input_part, hidden_part)
+        self.shape = torch.Size([input_part.shape[0] + hidden_part.shape[0], input_part.shape[1]])
+
+    def copy_(self, value: torch.Tensor) -> None:
+        n = self.parts[0].shape[0]
+        self.parts[0].copy_(value[:n])
+        self.parts[1].copy_(value[n:])
+
+    def detach(self) -> torch.Tensor:
+        return torch.cat([p.detach() for p in self.parts])
+
+
+def _is_dense(key: str) -> bool:
+    return key.rsplit("/", 1)[-1] in ("W_carry", "W_transform", "W_proj")
+
+
+def _stored_shape(key: str, param) -> Tuple[int, ...]:
+    shape = tuple(param.shape)
+    if key.startswith("CNN/W_cnn_"):
+        n, dim, width = shape
+        return (1, width, dim, n)
+    if _is_dense(key):
+        return shape[::-1]
+    return shape
+
+
+def _to_torch_layout(key: str, array: numpy.ndarray) -> numpy.ndarray:
+    if key.startswith("CNN/W_cnn_"):
+        return numpy.ascontiguousarray(array[0].transpose(2, 1, 0))
+    if _is_dense(key):
+        return numpy.ascontiguousarray(array.T)
+    return array
+
+
+def _to_tf_layout(key: str, array: numpy.ndarray) -> numpy.ndarray:
+    if key.startswith("CNN/W_cnn_"):
+        return numpy.ascontiguousarray(array.transpose(2, 1, 0)[None])
+    if _is_dense(key):
+        return numpy.ascontiguousarray(array.T)
+    return array
+
+
+def _existing(path: PathLike, what: str) -> Path:
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"ELMo {what} not found: {path}. Pass the path of an existing file.")
+    if path.is_dir():
+        raise ElmoFormatError(f"ELMo {what} {path} is a directory; pass the file inside it.")
+    return path
+
+
+def _atomic_write(path: Path, write) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

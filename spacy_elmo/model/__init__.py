@@ -1,0 +1,7 @@
+"""The biLM's torch modules."""
+from .bilm import BiLM, BiLMOutput
+from .config import PRESETS, BiLMConfig, preset
+from .lstm import LstmState
+from .scalar_mix import ScalarMix
+
+__all__ = ["BiLM", "BiLMConfig", "BiLMOutput", "LstmState", "PRESETS", "ScalarMix", "preset"]
