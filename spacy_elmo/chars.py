@@ -57,6 +57,14 @@ class CharacterIds:
             return numpy.zeros((0, self.max_chars), dtype=numpy.int64)
         return numpy.stack([self.token(t) for t in tokens])
 
+    def vocabulary(self, words: Sequence[str]) -> numpy.ndarray:
+        """A (len(words), max_chars) array for the entries of a bilm-tf vocabulary file, where
+        "<S>" and "</S>" stand for the sentence boundary symbols (unlike in running text)."""
+        special = {"<S>": self.bos, "</S>": self.eos}
+        if not words:
+            return numpy.zeros((0, self.max_chars), dtype=numpy.int64)
+        return numpy.stack([special[w] if w in special else self.token(w) for w in words])
+
     def batch(self, sentences: Sequence[Sequence[str]]) -> numpy.ndarray:
         """A (batch, longest, max_chars) array, padded with 0 (no <S>/</S>)."""
         for i, sent in enumerate(sentences):

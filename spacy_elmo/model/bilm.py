@@ -65,6 +65,8 @@ class BiLM(nn.Module):
         char_ids = char_ids.to(self.device)
         batch, n_tokens, _ = char_ids.shape
         mask = (char_ids > 0).any(dim=-1)
+        if batch == 0:
+            return self._empty_output(mask)
         lengths = mask.sum(dim=1)
         tokens = self.embed_tokens(char_ids, mask)
         bos, eos = self.char_encoder(self.boundary_char_ids)
@@ -88,6 +90,11 @@ class BiLM(nn.Module):
             backward_out = _gather_steps(out[1], reverse_index)[:, 1 : n_tokens + 1]
             layers.append(torch.cat([forward_out, backward_out], dim=-1) * mask[..., None])
         return BiLMOutput(torch.stack(layers), mask, final_state)
+
+    def _empty_output(self, mask: torch.Tensor) -> BiLMOutput:
+        cfg = self.config
+        layers = mask.new_zeros(cfg.n_output_layers, *mask.shape, cfg.output_dim, dtype=self._dtype())
+        return BiLMOutput(layers, mask, self.lstm.zero_state(0, layers))
 
 
 def _gather_steps(seq: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
