@@ -1,0 +1,21 @@
+"""Thinc layers and registered architectures for ELMo in spaCy pipelines."""
+from .bilm import DocLayers, ElmoBiLM, get_bilm, get_feature_cache
+from .cache import FeatureCache
+from .listener import ElmoEmbed, ElmoListener, ElmoListenerV1
+from .mix import ScalarMixLayer, mix_layers, mix_weights
+from .tok2vec import ElmoTok2Vec
+
+__all__ = [
+    "DocLayers",
+    "ElmoBiLM",
+    "ElmoEmbed",
+    "ElmoListener",
+    "ElmoListenerV1",
+    "ElmoTok2Vec",
+    "FeatureCache",
+    "ScalarMixLayer",
+    "get_bilm",
+    "get_feature_cache",
+    "mix_layers",
+    "mix_weights",
+]

@@ -1,0 +1,214 @@
+"""`spacy-elmo.ElmoBiLM.v1`: the biLM as a thinc layer, Docs in, all layers per Doc out."""
+from io import BytesIO
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+
+import numpy
+import srsly
+import torch
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, xp2torch
+from thinc.types import Floats3d, Ints1d
+from torch import nn
+
+from ..chars import CharacterIds
+from ..formats.allennlp import load_bilm, read_options
+from ..model import BiLM, BiLMConfig, preset as get_preset
+from .cache import FeatureCache
+from .sequences import Sequence, doc_sequences, segment_ids, sequence_ranges
+
+
+class DocLayers(NamedTuple):
+    """The biLM output for one Doc.
+
+    layers: (n_layers + 1, len(doc), 2 x projection_dim), AllenNLP layout, zero rows for
+        tokens the biLM skips (whitespace).
+    segments: (len(doc),) index of each token's biLM sequence (sentence or window), -1
+        where skipped; used to normalise layers per sentence.
+    """
+
+    layers: Floats3d
+    segments: Ints1d
+
+
+class BiLMHolder(nn.Module):
+    """The torch module inside the thinc wrapper; the BiLM is set when it is loaded or
+    deserialised, so building a pipeline from its config never reads weight files."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bilm: Optional[BiLM] = None
+
+    def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
+        if self.bilm is None:
+            raise ValueError("The ELMo biLM has no weights yet: call nlp.initialize() (or load a saved pipeline) first.")
+        return self.bilm(char_ids).layers
+
+
+@registry.architectures("spacy-elmo.ElmoBiLM.v1")
+def ElmoBiLM(
+    options_file: Optional[str] = None,
+    weight_file: Optional[str] = None,
+    preset: Optional[str] = None,
+    max_sequence_length: int = 256,
+    max_batch_tokens: int = 4096,
+    cache_mb: float = 256.0,
+) -> Model[List[Doc], List[DocLayers]]:
+    """The ELMo biLM over a batch of Docs.
+
+    options_file, weight_file: a published model (bilm-tf/AllenNLP options.json + hdf5);
+        options_file without weight_file gives a freshly initialised model of those sizes.
+    preset: instead of options_file, the sizes of a fresh model ("tiny", "small", ...).
+    max_sequence_length: longest biLM sequence; longer sentences (or sentence-less Docs)
+        are cut into windows of this many tokens.
+    max_batch_tokens: bound on batch size x padded length of one biLM call.
+    cache_mb: size of the feature cache used when no gradient is needed (0 turns it off).
+    The files are read by model.initialize(); afterwards the weights live in the model.
+    """
+    if (options_file is None) == (preset is None):
+        raise ValueError(
+            "ElmoBiLM.v1 needs exactly one of options_file (a published ELMo model) or preset "
+            f"(a fresh model's sizes); got options_file={options_file!r}, preset={preset!r}."
+        )
+    if weight_file is not None and options_file is None:
+        raise ValueError(f"ElmoBiLM.v1 got weight_file={weight_file!r} without options_file; pass the options.json that belongs to it.")
+    if max_batch_tokens < max_sequence_length:
+        raise ValueError(f"max_batch_tokens ({max_batch_tokens}) must be at least max_sequence_length ({max_sequence_length}).")
+    torch_layer = PyTorchWrapper_v3(
+        BiLMHolder(),
+        convert_inputs=_char_ids_to_torch,
+        serialize_model=_serialize_holder,
+        deserialize_model=_deserialize_holder,
+    )
+    return Model(
+        "elmo_bilm",
+        _forward,
+        init=_init,
+        layers=[torch_layer],
+        attrs={
+            "options_file": None if options_file is None else str(options_file),
+            "weight_file": None if weight_file is None else str(weight_file),
+            "preset": preset,
+            "max_sequence_length": max_sequence_length,
+            "max_batch_tokens": max_batch_tokens,
+            "feature_cache": FeatureCache(cache_mb),
+        },
+    )
+
+
+def get_bilm(model: Model) -> Optional[BiLM]:
+    """The torch BiLM inside an ElmoBiLM.v1 layer (None before initialisation)."""
+    return model.layers[0].shims[0]._model.bilm
+
+
+def get_feature_cache(model: Model) -> FeatureCache:
+    return model.attrs["feature_cache"]
+
+
+def _init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
+    shim = model.layers[0].shims[0]
+    if shim._model.bilm is not None:
+        return
+    options_file, weight_file = model.attrs["options_file"], model.attrs["weight_file"]
+    if options_file is None:
+        bilm = BiLM(get_preset(model.attrs["preset"]))
+    elif weight_file is None:
+        bilm = BiLM(read_options(options_file))
+    else:
+        bilm = load_bilm(options_file, weight_file)
+    shim._model.bilm = bilm.to(shim.device)
+    get_feature_cache(model).clear()
+
+
+_CHARACTER_IDS: Dict[int, CharacterIds] = {}
+
+
+def _character_ids(max_chars: int) -> CharacterIds:
+    if max_chars not in _CHARACTER_IDS:
+        _CHARACTER_IDS[max_chars] = CharacterIds(max_chars)
+    return _CHARACTER_IDS[max_chars]
+
+
+def _forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[DocLayers], Callable]:
+    bilm = get_bilm(model)
+    if bilm is None:
+        raise ValueError("The ELMo biLM has no weights yet: call nlp.initialize() (or load a saved pipeline) first.")
+    config: BiLMConfig = bilm.config
+    ops = model.ops
+    max_length = model.attrs["max_sequence_length"]
+    ranges = [sequence_ranges(doc, max_length) for doc in docs]
+    sequences = [doc_sequences(doc, r) for doc, r in zip(docs, ranges)]
+    cache = None if is_train else get_feature_cache(model)
+    found: Dict[Tuple[int, int], Floats3d] = {}
+    todo: List[Tuple[int, int]] = []
+    for i, doc_seqs in enumerate(sequences):
+        for j, seq in enumerate(doc_seqs):
+            hit = cache.get(seq.words) if cache is not None and cache.max_bytes else None
+            if hit is None:
+                todo.append((i, j))
+            else:
+                found[(i, j)] = hit
+    chars = _character_ids(config.max_characters_per_token)
+    backprops = []
+    for batch in _batches(todo, sequences, model.attrs["max_batch_tokens"]):
+        batch_seqs = [sequences[i][j] for i, j in batch]
+        char_ids = numpy.zeros((len(batch), max(len(s.words) for s in batch_seqs), config.max_characters_per_token), dtype="int64")
+        for b, seq in enumerate(batch_seqs):
+            char_ids[b, : len(seq.words)] = chars.sentence(seq.words)
+        layers, backprop_batch = model.layers[0](char_ids, is_train)
+        for b, (key, seq) in enumerate(zip(batch, batch_seqs)):
+            found[key] = layers[:, b, : len(seq.words)]
+            if cache is not None and cache.max_bytes:
+                cache.put(seq.words, ops.xp.ascontiguousarray(found[key]))
+        if is_train:
+            backprops.append((batch, backprop_batch, layers.shape))
+    outputs = []
+    for i, (doc, doc_seqs) in enumerate(zip(docs, sequences)):
+        doc_layers = ops.alloc3f(config.n_output_layers, len(doc), config.output_dim)
+        for j, seq in enumerate(doc_seqs):
+            doc_layers[:, ops.asarray_i(seq.positions)] = found[(i, j)]
+        outputs.append(DocLayers(doc_layers, ops.asarray_i(segment_ids(doc, ranges[i]))))
+
+    def backprop(d_layers: List[Floats3d]) -> List[Doc]:
+        for batch, backprop_batch, shape in backprops:
+            d_batch = ops.alloc4f(*shape)
+            for b, (i, j) in enumerate(batch):
+                seq = sequences[i][j]
+                d_batch[:, b, : len(seq.words)] = d_layers[i][:, ops.asarray_i(seq.positions)]
+            backprop_batch(d_batch)
+        return docs
+
+    return outputs, backprop
+
+
+def _batches(keys: List[Tuple[int, int]], sequences: List[List[Sequence]], max_tokens: int) -> List[List[Tuple[int, int]]]:
+    """Group sequences, longest first, so that batch size x longest length <= max_tokens."""
+    length = lambda key: len(sequences[key[0]][key[1]].words)
+    batches: List[List[Tuple[int, int]]] = []
+    for key in sorted(keys, key=length, reverse=True):
+        if batches and (len(batches[-1]) + 1) * length(batches[-1][0]) <= max_tokens:
+            batches[-1].append(key)
+        else:
+            batches.append([key])
+    return batches
+
+
+def _char_ids_to_torch(model: Model, char_ids: numpy.ndarray, is_train: bool):
+    tensor = xp2torch(char_ids, device=model.shims[0].device)
+    return ArgsKwargs(args=(tensor,), kwargs={}), lambda d_inputs: None
+
+
+def _serialize_holder(holder: BiLMHolder) -> bytes:
+    """The BiLM's sizes and weights, so a saved pipeline needs no weight files."""
+    state = BytesIO()
+    torch.save(holder.state_dict(), state)
+    config = None if holder.bilm is None else holder.bilm.config.to_dict()
+    return srsly.msgpack_dumps({"config": config, "state": state.getvalue()})
+
+
+def _deserialize_holder(holder: BiLMHolder, data: bytes, device: torch.device) -> BiLMHolder:
+    msg = srsly.msgpack_loads(data)
+    if msg["config"] is not None:
+        holder.bilm = BiLM(BiLMConfig(**msg["config"]))
+    holder.load_state_dict(torch.load(BytesIO(msg["state"]), map_location=device))
+    return holder.to(device)

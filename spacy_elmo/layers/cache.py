@@ -1,0 +1,46 @@
+"""A bounded cache of biLM outputs, keyed by a sequence's token strings."""
+from collections import OrderedDict
+from typing import Optional, Tuple
+
+from thinc.types import Floats3d
+
+
+class FeatureCache:
+    """Least-recently-used store of (n_layers, n_tokens, dim) arrays, at most ``max_mb``.
+
+    Only valid while the biLM weights do not change: callers clear it when they update them.
+    """
+
+    def __init__(self, max_mb: float):
+        if max_mb < 0:
+            raise ValueError(f"The feature cache size must be >= 0 MB, got {max_mb}.")
+        self.max_bytes = int(max_mb * 1024 * 1024)
+        self.n_bytes = 0
+        self.hits = 0
+        self.misses = 0
+        self._items: "OrderedDict[Tuple[str, ...], Floats3d]" = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, words: Tuple[str, ...]) -> Optional[Floats3d]:
+        layers = self._items.get(words)
+        if layers is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self._items.move_to_end(words)
+        return layers
+
+    def put(self, words: Tuple[str, ...], layers: Floats3d) -> None:
+        if layers.nbytes > self.max_bytes or words in self._items:
+            return
+        self._items[words] = layers
+        self.n_bytes += layers.nbytes
+        while self.n_bytes > self.max_bytes:
+            _, oldest = self._items.popitem(last=False)
+            self.n_bytes -= oldest.nbytes
+
+    def clear(self) -> None:
+        self._items.clear()
+        self.n_bytes = 0

@@ -1,0 +1,54 @@
+"""Which tokens of a Doc go through the biLM together.
+
+A Doc with sentence boundaries gives one biLM sequence per sentence (ELMo was trained on
+sentences wrapped in <S> </S>); a Doc without them is one sequence. Either is cut into
+windows of at most ``max_length`` tokens, so that memory stays bounded on any Doc length.
+Whitespace tokens are left out of the sequences: ELMo never saw them, and their vectors
+are zero.
+
+spacy-transformers has span getters for sentences and strided windows, but not this
+combination (sentences, cut when too long), and importing it loads HF transformers; the
+splitting is short enough to own here.
+"""
+from typing import List, NamedTuple, Tuple
+
+import numpy
+from spacy.tokens import Doc
+
+
+class Sequence(NamedTuple):
+    """One biLM input: the token strings and their positions in the Doc."""
+
+    words: Tuple[str, ...]
+    positions: numpy.ndarray
+
+
+def sequence_ranges(doc: Doc, max_length: int) -> List[Tuple[int, int]]:
+    """(start, end) token offsets of the biLM sequences of ``doc``, whitespace included."""
+    if max_length < 1:
+        raise ValueError(f"max_sequence_length must be at least 1, got {max_length}.")
+    if len(doc) == 0:
+        return []
+    if doc.has_annotation("SENT_START"):
+        spans = [(sent.start, sent.end) for sent in doc.sents]
+    else:
+        spans = [(0, len(doc))]
+    return [(i, min(i + max_length, end)) for start, end in spans for i in range(start, end, max_length)]
+
+
+def doc_sequences(doc: Doc, ranges: List[Tuple[int, int]]) -> List[Sequence]:
+    """The non-empty biLM sequences of ``doc`` for the given token ranges."""
+    sequences = []
+    for start, end in ranges:
+        positions = [i for i in range(start, end) if not doc[i].is_space]
+        if positions:
+            sequences.append(Sequence(tuple(doc[i].text for i in positions), numpy.asarray(positions, dtype="int64")))
+    return sequences
+
+
+def segment_ids(doc: Doc, ranges: List[Tuple[int, int]]) -> numpy.ndarray:
+    """Per token: the index of its biLM sequence, or -1 for tokens the biLM skips."""
+    ids = numpy.full(len(doc), -1, dtype="int64")
+    for number, sequence in enumerate(doc_sequences(doc, ranges)):
+        ids[sequence.positions] = number
+    return ids
