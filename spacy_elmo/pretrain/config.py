@@ -1,0 +1,150 @@
+"""Pretraining configuration: a spaCy-style .cfg file, resolved with spaCy's registry.
+
+Sections: [paths] [system] [model] [tokenizer] [vocab] [data] [objective] [optimizer]
+[training]; see project/configs/pretrain_tiny.cfg for every setting with its meaning.
+"""
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+
+import spacy
+import torch
+from confection import Config
+
+from ..model import BiLMConfig
+from ..model.config import preset as named_preset
+from .sentences import SentenceSplitter
+
+OptimizerFactory = Callable[[Iterable[torch.nn.Parameter]], torch.optim.Optimizer]
+
+
+@spacy.registry.misc("spacy_elmo.BiLMConfig.v1")
+def bilm_config(
+    preset: str = "tiny",
+    char_embedding_dim: Optional[int] = None,
+    filters: Optional[List[List[int]]] = None,
+    n_highway: Optional[int] = None,
+    lstm_dim: Optional[int] = None,
+    projection_dim: Optional[int] = None,
+    n_layers: Optional[int] = None,
+    cell_clip: Optional[float] = None,
+    proj_clip: Optional[float] = None,
+    use_skip_connections: Optional[bool] = None,
+) -> BiLMConfig:
+    """A named preset (tiny, small, medium, original) with any of its sizes replaced."""
+    changes = {k: v for k, v in locals().items() if k != "preset" and v is not None}
+    return named_preset(preset).with_changes(**changes)
+
+
+@spacy.registry.misc("spacy_elmo.Adagrad.v1")
+def adagrad(lr: float = 0.2, initial_accumulator: float = 1.0) -> OptimizerFactory:
+    """bilm-tf's optimizer: Adagrad with learning rate 0.2 and initial accumulator 1.0."""
+    return lambda params: torch.optim.Adagrad(params, lr=lr, initial_accumulator_value=initial_accumulator)
+
+
+@spacy.registry.misc("spacy_elmo.Adam.v1")
+def adam(lr: float = 0.001, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8) -> OptimizerFactory:
+    return lambda params: torch.optim.Adam(params, lr=lr, betas=(beta1, beta2), eps=eps)
+
+
+class _Section:
+    """A plain config section read into a dataclass; unknown keys are errors."""
+
+    @classmethod
+    def from_section(cls, name: str, values: Dict[str, Any]):
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"Unknown setting(s) in [{name}]: {', '.join(unknown)}. Known: {', '.join(sorted(known))}.")
+        return cls(**values)
+
+
+@dataclass
+class PathSettings(_Section):
+    train: Optional[str] = None  # text file(s) or folder to train on
+    dev: Optional[str] = None  # held-out text for perplexity and model-best
+    vocab: Optional[str] = None  # vocab.txt to use instead of building one
+    init_bilm: Optional[str] = None  # folder with options.json + weights hdf5 to fine-tune
+    init_softmax: Optional[str] = None  # softmax hdf5 matching paths.vocab
+
+
+@dataclass
+class SystemSettings(_Section):
+    seed: int = 0
+    device: str = "auto"  # auto (cuda if available), cpu or cuda
+    threads: int = 0  # torch intra-op threads per process; 0 leaves torch's default
+    mixed_precision: bool = True  # bf16 autocast on GPU
+
+
+@dataclass
+class VocabSettings(_Section):
+    max_size: int = 100_000
+    min_count: int = 1
+
+
+@dataclass
+class DataSettings(_Section):
+    mode: str = "stream"  # stream: stateful truncated BPTT; sentences: stateless sentence batches
+    batch_size: int = 32  # rows per step, over all processes
+    unroll_steps: int = 20
+    max_line_bytes: int = 1_000_000
+    text_field: str = "text"  # the field holding the text in .jsonl files
+
+
+@dataclass
+class ObjectiveSettings(_Section):
+    n_negatives: int = 8192  # sampled softmax negatives per step; 0 (or >= vocab size): full softmax
+    dropout: float = 0.1
+
+
+@dataclass
+class TrainingSettings(_Section):
+    max_steps: int = 1000
+    grad_clip: float = 10.0  # global gradient-norm clipping
+    log_every: int = 10
+    eval_every: int = 200  # dev perplexity, model-last, model-best and checkpoint
+    dev_batch_size: int = 64
+    max_dev_sentences: int = 0  # 0: the whole dev text
+    resume: bool = True  # continue from OUTPUT_DIR/checkpoint.pt if present
+    progress_bar: bool = True
+
+
+@dataclass
+class PretrainSettings:
+    paths: PathSettings
+    system: SystemSettings
+    model: BiLMConfig
+    tokenizer: SentenceSplitter
+    vocab: VocabSettings
+    data: DataSettings
+    objective: ObjectiveSettings
+    optimizer: OptimizerFactory
+    training: TrainingSettings
+    config: Config
+
+
+SECTIONS = ("paths", "system", "model", "tokenizer", "vocab", "data", "objective", "optimizer", "training")
+
+
+def load_settings(config_path: Union[str, Path], overrides: Optional[Dict[str, Any]] = None) -> PretrainSettings:
+    """Read a pretraining .cfg with ``{"section.key": value}`` overrides and resolve it."""
+    path = Path(config_path)
+    if not path.is_file():
+        raise FileNotFoundError(f"Config file not found: {path}. Pass one of project/configs/pretrain_*.cfg or your own.")
+    config = spacy.util.load_config(path, overrides=overrides or {}, interpolate=True)
+    return resolve_settings(config)
+
+
+def resolve_settings(config: Config) -> PretrainSettings:
+    missing = [s for s in SECTIONS if s not in config]
+    if missing:
+        raise ValueError(f"Pretraining config lacks section(s) [{'], ['.join(missing)}]; see project/configs/pretrain_tiny.cfg.")
+    resolved = spacy.registry.resolve({name: config[name] for name in SECTIONS}, validate=True)
+    plain: Tuple[Tuple[str, type], ...] = (
+        ("paths", PathSettings), ("system", SystemSettings), ("vocab", VocabSettings),
+        ("data", DataSettings), ("objective", ObjectiveSettings), ("training", TrainingSettings),
+    )
+    sections = {name: cls.from_section(name, dict(resolved[name])) for name, cls in plain}
+    return PretrainSettings(
+        model=resolved["model"], tokenizer=resolved["tokenizer"], optimizer=resolved["optimizer"], config=config, **sections
+    )

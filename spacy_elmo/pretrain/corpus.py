@@ -1,0 +1,143 @@
+"""Raw training text, streamed line by line: .txt, .txt.gz, .jsonl and .jsonl.gz.
+
+Each line is one paragraph (in .jsonl, the "text" field of one object). Lines that cannot be
+used (not UTF-8, longer than ``max_line_bytes``, bad JSON) are skipped and counted, never
+loaded whole: an over-long line is read and discarded in chunks.
+"""
+import gzip
+import io
+import json
+from collections import Counter
+from pathlib import Path
+from typing import IO, Iterator, List, Sequence, Tuple, Union
+
+PathLike = Union[str, Path]
+TEXT_SUFFIXES = (".txt", ".txt.gz", ".jsonl", ".jsonl.gz", ".tokens")
+_CHUNK = 1 << 16
+
+
+class CorpusError(ValueError):
+    """Training or evaluation text that cannot be read."""
+
+
+def find_text_files(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
+    """The text files named by a path, a folder (its text files, sorted) or a list of them."""
+    if isinstance(paths, (str, Path)):
+        paths = [p for p in str(paths).split(",") if p]
+    files: List[Path] = []
+    for entry in paths:
+        path = Path(entry)
+        if not path.exists():
+            raise CorpusError(f"Text path not found: {path}. Pass an existing file or folder (paths.train / paths.dev).")
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(TEXT_SUFFIXES))
+            if not found:
+                raise CorpusError(f"Folder {path} holds no text files; expected names ending in {', '.join(TEXT_SUFFIXES)}.")
+            files.extend(found)
+        else:
+            files.append(path)
+    if not files:
+        raise CorpusError("No text files given; pass paths.train (and paths.dev) on the command line or in the config.")
+    return files
+
+
+class TextLines:
+    """Iterate the usable lines of some text files, numbered across files.
+
+    ``skipped`` counts the lines left out by reason; blank lines are numbered but not
+    counted as skipped. ``start`` skips that many lines (used to resume) without decoding them.
+    """
+
+    def __init__(self, paths: Union[PathLike, Sequence[PathLike]], *, max_line_bytes: int = 1_000_000, text_field: str = "text"):
+        if max_line_bytes < 1:
+            raise ValueError(f"max_line_bytes must be positive, got {max_line_bytes}.")
+        self.files = find_text_files(paths)
+        self.max_line_bytes = max_line_bytes
+        self.text_field = text_field
+        self.skipped: Counter = Counter()
+
+    def __iter__(self) -> Iterator[Tuple[int, str]]:
+        return self.read()
+
+    def read(self, start: int = 0) -> Iterator[Tuple[int, str]]:
+        index = 0
+        for path in self.files:
+            is_json = path.name.endswith((".jsonl", ".jsonl.gz"))
+            with _open(path) as f:
+                for raw in _raw_lines(f, self.max_line_bytes, path):
+                    index += 1
+                    if index <= start:
+                        continue
+                    text = self._decode(raw, is_json)
+                    if text:
+                        yield index - 1, text
+
+    def _decode(self, raw: bytes, is_json: bool) -> str:
+        if raw is _TOO_LONG:
+            self.skipped["longer than max_line_bytes"] += 1
+            return ""
+        try:
+            line = raw.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            self.skipped["not UTF-8"] += 1
+            return ""
+        if not is_json or not line:
+            return line
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            self.skipped["not valid JSON"] += 1
+            return ""
+        text = record.get(self.text_field) if isinstance(record, dict) else None
+        if not isinstance(text, str):
+            self.skipped[f'no string "{self.text_field}" field'] += 1
+            return ""
+        return text.strip()
+
+    def describe_skipped(self) -> str:
+        """e.g. '3 lines skipped (2 not UTF-8, 1 longer than max_line_bytes)', or ''."""
+        total = sum(self.skipped.values())
+        if not total:
+            return ""
+        reasons = ", ".join(f"{n} {why}" for why, n in self.skipped.most_common())
+        return f"{total} line(s) skipped in {', '.join(map(str, self.files))} ({reasons})"
+
+
+_TOO_LONG = b"\x00too long\x00"
+
+
+def _open(path: Path) -> IO[bytes]:
+    if path.is_dir():
+        raise CorpusError(f"Text path {path} is a folder inside a file list; pass the folder itself or its files.")
+    try:
+        f: IO[bytes] = gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")
+        head = f.peek(_CHUNK)[:_CHUNK] if hasattr(f, "peek") else b""
+    except (OSError, EOFError) as err:
+        raise CorpusError(f"Cannot read text file {path} ({err}); is the .gz file complete and really gzip?") from None
+    if not head:
+        f.close()
+        raise CorpusError(f"Text file {path} is empty; remove it from the input or give it one paragraph per line.")
+    if b"\x00" in head:
+        f.close()
+        raise CorpusError(
+            f"Text file {path} looks binary (it contains NUL bytes); expected UTF-8 text with one paragraph per line, "
+            "or .jsonl with a \"text\" field (gzipped files need a .gz suffix)."
+        )
+    return f
+
+
+def _raw_lines(f: IO[bytes], max_bytes: int, path: Path) -> Iterator[bytes]:
+    """Each line's bytes, or _TOO_LONG for a line over max_bytes (read and dropped in chunks)."""
+    try:
+        while True:
+            line = f.readline(max_bytes + 1)
+            if not line:
+                return
+            if len(line) > max_bytes and not line.endswith(b"\n"):
+                while line and not line.endswith(b"\n"):
+                    line = f.readline(_CHUNK)
+                yield _TOO_LONG
+            else:
+                yield line
+    except (OSError, EOFError, io.UnsupportedOperation) as err:
+        raise CorpusError(f"Reading text file {path} failed ({err}); the file may be truncated or corrupt.") from None

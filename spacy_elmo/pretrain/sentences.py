@@ -1,0 +1,48 @@
+"""Paragraphs to sentences of token strings, as the pipeline's tokenizer would see them."""
+from typing import Callable, Iterable, Iterator, List, Optional
+
+import spacy
+from spacy.language import Language
+
+Sentences = List[List[str]]
+SentenceSplitter = Callable[[Iterable[str]], Iterator[Sentences]]
+"""Maps paragraphs to, for each paragraph, its sentences as lists of token strings."""
+
+
+@spacy.registry.misc("spacy_elmo.SpacySentences.v1")
+def spacy_sentences(lang: str = "en", model: Optional[str] = None, batch_size: int = 256) -> SentenceSplitter:
+    """Tokenize with spacy.blank(lang) (or the pipeline ``model``, loaded for its tokenizer and
+    sentence boundaries) and split sentences with the rule-based sentencizer unless the
+    pipeline sets boundaries itself. Whitespace tokens are dropped."""
+    nlp = _load_pipeline(lang, model)
+
+    def split(paragraphs: Iterable[str]) -> Iterator[Sentences]:
+        for doc in nlp.pipe(paragraphs, batch_size=batch_size):
+            sentences = [[t.text for t in sent if not t.is_space] for sent in doc.sents]
+            yield [s for s in sentences if s]
+
+    return split
+
+
+@spacy.registry.misc("spacy_elmo.WhitespaceSentences.v1")
+def whitespace_sentences() -> SentenceSplitter:
+    """For pre-tokenised text: each line is one sentence, tokens split on whitespace."""
+
+    def split(paragraphs: Iterable[str]) -> Iterator[Sentences]:
+        for text in paragraphs:
+            tokens = text.split()
+            yield [tokens] if tokens else []
+
+    return split
+
+
+def _load_pipeline(lang: str, model: Optional[str]) -> Language:
+    if model is None:
+        nlp = spacy.blank(lang)
+    else:
+        nlp = spacy.load(model)
+        keep = {"senter", "parser", "sentencizer"}
+        nlp.select_pipes(enable=[name for name in nlp.pipe_names if nlp.get_pipe_meta(name).factory in keep])
+    if not nlp.pipe_names:
+        nlp.add_pipe("sentencizer")
+    return nlp

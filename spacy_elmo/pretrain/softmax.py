@@ -1,0 +1,88 @@
+"""The softmax shared by the forward and backward LMs, its sampled training loss, and its
+hdf5 file (AllenNLP's elmo_softmax_weights.hdf5 layout: softmax/W (V, P), softmax/b (V,))."""
+import math
+from pathlib import Path
+from typing import Optional, Union
+
+import h5py
+import numpy
+import torch
+from torch import nn
+
+from ..formats.allennlp import ElmoFormatError, _atomic_write
+
+
+class LogUniformSampler:
+    """Negative word ids drawn with replacement from P(k) = log((k+2)/(k+1)) / log(V+1),
+    Zipf-like over a frequency-sorted vocabulary (TF's log_uniform_candidate_sampler)."""
+
+    def __init__(self, n_vocab: int, generator: Optional[torch.Generator] = None):
+        self.n_vocab = n_vocab
+        self.generator = generator if generator is not None else torch.Generator()
+        self._log_range = math.log(n_vocab + 1)
+
+    def sample(self, n: int) -> torch.Tensor:
+        u = torch.rand(n, generator=self.generator, dtype=torch.float64)
+        return ((torch.exp(u * self._log_range)).floor().long() - 1).clamp(0, self.n_vocab - 1)
+
+    def log_probability(self, ids: torch.Tensor) -> torch.Tensor:
+        ids = ids.double()
+        return (torch.log((ids + 2) / (ids + 1)) / self._log_range).log().float()
+
+
+class Softmax(nn.Module):
+    """Output layer: logits = hidden @ W.T + b over the vocabulary."""
+
+    def __init__(self, n_vocab: int, dim: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(n_vocab, dim))
+        self.bias = nn.Parameter(torch.zeros(n_vocab))
+        nn.init.normal_(self.weight, std=1.0 / math.sqrt(dim))  # as bilm-tf
+
+    def full_nll(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Exact negative log-likelihood of each target, hidden (N, P), targets (N,)."""
+        logits = hidden @ self.weight.t().to(hidden.dtype) + self.bias.to(hidden.dtype)
+        return nn.functional.cross_entropy(logits.float(), targets, reduction="none")
+
+    def sampled_nll(self, hidden: torch.Tensor, targets: torch.Tensor, negatives: torch.Tensor, sampler: LogUniformSampler) -> torch.Tensor:
+        """Sampled-softmax estimate (Jean et al. 2015, TF's sampled_softmax_loss): each target
+        competes with the shared ``negatives``; logits are corrected by log(expected count)
+        and a negative equal to the target (an accidental hit) is left out."""
+        n = negatives.shape[0]
+        weight, bias = self.weight.to(hidden.dtype), self.bias.to(hidden.dtype)
+        true_logits = (hidden * weight[targets]).sum(-1) + bias[targets]
+        true_logits = true_logits.float() - (sampler.log_probability(targets) + math.log(n))
+        sampled_logits = hidden @ weight[negatives].t() + bias[negatives]
+        sampled_logits = sampled_logits.float() - (sampler.log_probability(negatives) + math.log(n))
+        sampled_logits = sampled_logits.masked_fill(targets[:, None] == negatives[None, :], float("-inf"))
+        logits = torch.cat([true_logits[:, None], sampled_logits], dim=1)
+        return torch.logsumexp(logits, dim=1) - true_logits
+
+    def to_disk(self, path: Union[str, Path]) -> None:
+        def write(tmp: str) -> None:
+            with h5py.File(tmp, "w") as f:
+                f.create_dataset("softmax/W", data=self.weight.detach().float().cpu().numpy())
+                f.create_dataset("softmax/b", data=self.bias.detach().float().cpu().numpy())
+
+        _atomic_write(Path(path), write)
+
+    def load(self, path: Union[str, Path]) -> None:
+        """Copy softmax/W and softmax/b from an hdf5 file, checking their shapes."""
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"Softmax weight file not found: {path}. Pass an hdf5 file with softmax/W and softmax/b.")
+        try:
+            with h5py.File(path, "r") as f:
+                if "softmax/W" not in f or "softmax/b" not in f:
+                    raise ElmoFormatError(f"Softmax weight file {path} lacks softmax/W or softmax/b; expected elmo_softmax_weights.hdf5's layout.")
+                weight, bias = numpy.asarray(f["softmax/W"], dtype=numpy.float32), numpy.asarray(f["softmax/b"], dtype=numpy.float32)
+        except OSError as err:
+            raise ElmoFormatError(f"Softmax weight file {path} could not be read as HDF5 ({err}).") from None
+        if weight.shape != tuple(self.weight.shape) or bias.shape != tuple(self.bias.shape):
+            raise ElmoFormatError(
+                f"Softmax weight file {path} holds W {weight.shape} and b {bias.shape}, but the vocabulary and model need "
+                f"{tuple(self.weight.shape)} and {tuple(self.bias.shape)}: pass the vocab.txt that belongs to this softmax (paths.vocab)."
+            )
+        with torch.no_grad():
+            self.weight.copy_(torch.from_numpy(weight))
+            self.bias.copy_(torch.from_numpy(bias))

@@ -1,0 +1,327 @@
+"""The pretraining loop: both LMs, sampled softmax, clipping, evaluation, checkpoints, resume.
+
+OUTPUT_DIR receives vocab.txt, metrics.jsonl, checkpoint.pt (everything needed to resume:
+model, optimizer, sampler, data position and carried LSTM state, per process) and the model
+folders model-last and model-best (see export.py). Under torchrun, every process trains on
+its rows of each batch with DistributedDataParallel; only rank 0 writes files.
+"""
+import json
+import math
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+import numpy
+import torch
+from torch.nn.parallel import DistributedDataParallel
+from tqdm import tqdm
+
+from ..chars import CharacterIds
+from ..formats.allennlp import load_bilm
+from ..model import BiLM, LstmState
+from .batches import RowStreams, WindowBatcher
+from .config import PretrainSettings
+from .corpus import TextLines
+from .distributed import Processes, start_processes, stop_processes
+from .evaluate import Perplexity, perplexity, text_sentences
+from .export import METRICS, VOCAB, save_model_dir
+from .language_model import BiLanguageModel
+from .softmax import LogUniformSampler
+from .vocab import Vocabulary
+
+CHECKPOINT = "checkpoint.pt"
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss or the gradient norm became NaN or infinite."""
+
+
+@dataclass
+class Progress:
+    step: int = 0
+    tokens: int = 0
+    elapsed: float = 0.0
+    best_perplexity: float = math.inf
+    loss_sum: float = 0.0  # train loss summed over the steps since the last log line
+    loss_steps: int = 0
+    tokens_since_log: int = 0
+    last_record: Dict[str, Any] = field(default_factory=dict)
+
+
+def pretrain(settings: PretrainSettings, output_dir: Path) -> Dict[str, Any]:
+    """Train until training.max_steps and return the last metrics record."""
+    processes = start_processes(settings.system.device)
+    try:
+        return Trainer(settings, Path(output_dir), processes).run()
+    finally:
+        stop_processes()
+
+
+class Trainer:
+    def __init__(self, settings: PretrainSettings, output_dir: Path, processes: Processes):
+        self.s = settings
+        self.out = output_dir
+        self.p = processes
+        data = settings.data
+        if data.batch_size % processes.world_size:
+            raise ValueError(
+                f"data.batch_size ({data.batch_size}) must be a multiple of the number of processes ({processes.world_size})."
+            )
+        if not settings.paths.train:
+            raise ValueError("No training text: pass --paths.train PATH (a .txt, .txt.gz, .jsonl file or a folder).")
+        if settings.system.threads > 0:
+            torch.set_num_threads(settings.system.threads)
+        _seed(settings.system.seed)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.checkpoint_path = self.out / CHECKPOINT
+        self.resuming = settings.training.resume and self.checkpoint_path.exists()
+
+        self.train_lines = TextLines(settings.paths.train, max_line_bytes=data.max_line_bytes, text_field=data.text_field)
+        self.dev_lines = (
+            TextLines(settings.paths.dev, max_line_bytes=data.max_line_bytes, text_field=data.text_field) if settings.paths.dev else None
+        )
+        self.vocab = self._vocabulary()
+        self.lm = self._language_model().to(processes.device)
+        self.optimizer = settings.optimizer(self.lm.parameters())
+        self.sampler = LogUniformSampler(len(self.vocab), torch.Generator().manual_seed(settings.system.seed + 1))
+        per_rank = data.batch_size // processes.world_size
+        rows = range(processes.rank * per_rank, (processes.rank + 1) * per_rank)
+        streams = RowStreams(self.train_lines, settings.tokenizer, rows=rows, n_rows=data.batch_size)
+        chars = CharacterIds(self.lm.bilm.config.max_characters_per_token)
+        self.batcher = WindowBatcher(streams, self.vocab, chars, unroll_steps=data.unroll_steps, mode=data.mode)
+        self.state: Optional[LstmState] = None
+        self.progress = Progress()
+        if self.resuming:
+            self._load_checkpoint()
+        self.model = DistributedDataParallel(self.lm, broadcast_buffers=False) if processes.distributed else self.lm
+
+    # -- set-up ---------------------------------------------------------------------------
+
+    def _vocabulary(self) -> Vocabulary:
+        if self.s.paths.vocab:
+            return Vocabulary.from_disk(self.s.paths.vocab)
+        saved = self.out / VOCAB
+        if not self.resuming:
+            if self.p.is_main:
+                self._log(f"Building the vocabulary from {', '.join(map(str, self.train_lines.files))}")
+                vocab = Vocabulary.build(
+                    text_sentences(self.train_lines, self.s.tokenizer), max_size=self.s.vocab.max_size, min_count=self.s.vocab.min_count
+                )
+                vocab.to_disk(saved)
+                self._log(f"Vocabulary: {len(vocab)} words -> {saved}")
+                self._report_skipped(self.train_lines)
+            self.p.barrier()
+        return Vocabulary.from_disk(saved)
+
+    def _language_model(self) -> BiLanguageModel:
+        paths = self.s.paths
+        if paths.init_bilm:
+            folder = Path(paths.init_bilm)
+            weights = next((folder / n for n in ("weights.hdf5", "lm_weights.hdf5") if (folder / n).is_file()), folder / "weights.hdf5")
+            bilm = load_bilm(folder / "options.json", weights)
+            self._log(f"Fine-tuning the biLM from {folder} (its options replace [model])")
+        else:
+            bilm = BiLM(self.s.model)
+        lm = BiLanguageModel(bilm, len(self.vocab), dropout=self.s.objective.dropout)
+        if paths.init_softmax:
+            if not paths.vocab:
+                raise ValueError("paths.init_softmax needs paths.vocab: the vocab.txt whose words are the softmax rows.")
+            lm.softmax.load(paths.init_softmax)
+        return lm
+
+    # -- the loop -------------------------------------------------------------------------
+
+    def run(self) -> Dict[str, Any]:
+        t = self.s.training
+        if self.progress.step >= t.max_steps:
+            self._log(f"Checkpoint is at step {self.progress.step} >= training.max_steps {t.max_steps}; nothing to do.")
+            return self.progress.last_record
+        bar = tqdm(total=t.max_steps, initial=self.progress.step, disable=not (t.progress_bar and self.p.is_main), unit="step", dynamic_ncols=True)
+        started = time.perf_counter() - self.progress.elapsed
+        log_start = time.perf_counter()
+        record: Dict[str, Any] = {}
+        while self.progress.step < t.max_steps:
+            loss, n_tokens = self._train_step()
+            pr = self.progress
+            pr.step += 1
+            pr.tokens += n_tokens
+            pr.tokens_since_log += n_tokens
+            pr.loss_sum += loss
+            pr.loss_steps += 1
+            pr.elapsed = time.perf_counter() - started
+            evaluate = pr.step % t.eval_every == 0 or pr.step == t.max_steps
+            if pr.step % t.log_every == 0 or evaluate:
+                now = time.perf_counter()
+                record = self._record(pr.tokens_since_log / max(now - log_start, 1e-9))
+                log_start = now
+                if evaluate:
+                    record["dev_perplexity"] = self._evaluate()
+                self._write_record(record)
+                bar.set_postfix(loss=f"{record['train_loss']:.3f}", tok_s=f"{record['tokens_per_second']:.0f}")
+                if evaluate:
+                    self._save(record)
+            bar.update(1)
+        bar.close()
+        self._report_skipped(self.train_lines)
+        return record
+
+    def _train_step(self):
+        batch = self.batcher.next_batch()
+        n_local = batch.n_targets
+        n_global = int(self.p.sum(torch.tensor(float(n_local), dtype=torch.float64)))
+        negatives = None
+        if 0 < self.s.objective.n_negatives < len(self.vocab):
+            negatives = self.sampler.sample(self.s.objective.n_negatives)
+        state = self.state if self.batcher.stateful else None
+        with self._autocast():
+            nll, state = self.model(batch, state, negatives=negatives, sampler=self.sampler)
+        # The mean NLL over both directions' targets, times unroll_steps as in bilm-tf (which
+        # scales Adagrad's steps). Each process divides by the global count; DDP averages
+        # gradients over processes, hence the * world size.
+        loss = nll.sum() / (2 * n_global) * self.s.data.unroll_steps * self.p.world_size
+        total = float(self.p.sum(nll.detach().sum().double())) / (2 * n_global)
+        if not math.isfinite(total):
+            raise TrainingDiverged(self._diverged("loss", total))
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(self.lm.parameters(), self.s.training.grad_clip)
+        if not torch.isfinite(norm):
+            raise TrainingDiverged(self._diverged("gradient norm", float(norm)))
+        self.optimizer.step()
+        if self.batcher.stateful:
+            self.state = LstmState(state.hidden.detach(), state.cell.detach())
+        return total, n_global
+
+    def _autocast(self):
+        enabled = self.p.device.type == "cuda" and self.s.system.mixed_precision
+        return torch.autocast(self.p.device.type, dtype=torch.bfloat16, enabled=enabled)
+
+    def _diverged(self, what: str, value: float) -> str:
+        saved = (
+            f"the last good checkpoint is {self.checkpoint_path} (step {self._checkpoint_step()})"
+            if self.checkpoint_path.exists()
+            else "no checkpoint was written yet"
+        )
+        return (
+            f"Training diverged: the {what} is {value} at step {self.progress.step + 1}; stopped without saving, {saved}. "
+            "Lower the learning rate ([optimizer] lr) or training.grad_clip, then resume."
+        )
+
+    def _checkpoint_step(self) -> int:
+        return int(torch.load(self.checkpoint_path, map_location="cpu", weights_only=False)["progress"]["step"])
+
+    def _evaluate(self) -> Optional[Dict[str, float]]:
+        if self.dev_lines is None:
+            return None
+        t = self.s.training
+        sentences = text_sentences(self.dev_lines, self.s.tokenizer, shard=self.p.rank, n_shards=self.p.world_size)
+        limit = -(-t.max_dev_sentences // self.p.world_size) if t.max_dev_sentences else 0
+        result = perplexity(self.lm, sentences, self.vocab, batch_size=t.dev_batch_size, max_sentences=limit, processes=self.p)
+        return result.to_dict()
+
+    # -- records, models and checkpoints --------------------------------------------------
+
+    def _record(self, tokens_per_second: float) -> Dict[str, Any]:
+        pr = self.progress
+        record = {
+            "step": pr.step,
+            "tokens": pr.tokens,
+            "train_loss": pr.loss_sum / max(pr.loss_steps, 1),
+            "dev_perplexity": None,
+            "tokens_per_second": tokens_per_second,
+            "elapsed_seconds": pr.elapsed,
+        }
+        pr.loss_sum, pr.loss_steps, pr.tokens_since_log = 0.0, 0, 0
+        return record
+
+    def _write_record(self, record: Dict[str, Any]) -> None:
+        self.progress.last_record = record
+        if self.p.is_main:
+            with (self.out / METRICS).open("a", encoding="utf-8") as f:
+                f.write(json.dumps(record) + "\n")
+
+    def _save(self, record: Dict[str, Any]) -> None:
+        """model-last, model-best when dev perplexity improved, then the checkpoint."""
+        dev = record.get("dev_perplexity")
+        improved = dev is not None and dev["mean"] < self.progress.best_perplexity
+        if improved:
+            self.progress.best_perplexity = dev["mean"]
+        data_states = self.p.gather(self.batcher.state_dict())
+        lstm_states = self.p.gather(None if self.state is None else LstmState(self.state.hidden.cpu(), self.state.cell.cpu()))
+        rng_states = self.p.gather(_rng_state())
+        if self.p.is_main:
+            metrics = self.out / METRICS
+            save_model_dir(self.lm, self.vocab, self.out / "model-last", config=self.s.config, metrics=metrics)
+            if improved:
+                save_model_dir(self.lm, self.vocab, self.out / "model-best", config=self.s.config, metrics=metrics)
+            checkpoint = {
+                "progress": vars(self.progress),
+                "model": self.lm.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "sampler": self.sampler.generator.get_state(),
+                "rng": rng_states,
+                "world_size": self.p.world_size,
+                "data": data_states,
+                "lstm_state": lstm_states,
+                "config": self.s.config.to_str(),
+            }
+            tmp = self.checkpoint_path.with_name(f".{CHECKPOINT}.tmp")
+            torch.save(checkpoint, tmp)
+            os.replace(tmp, self.checkpoint_path)
+        self.p.barrier()
+
+    def _load_checkpoint(self) -> None:
+        checkpoint = torch.load(self.checkpoint_path, map_location="cpu", weights_only=False)
+        if checkpoint["world_size"] != self.p.world_size:
+            raise ValueError(
+                f"{self.checkpoint_path} was written by {checkpoint['world_size']} process(es), this run has {self.p.world_size}: "
+                "resume with the same number of processes, or start afresh with --training.resume false."
+            )
+        self.lm.load_state_dict(checkpoint["model"])
+        self.optimizer.load_state_dict(checkpoint["optimizer"])
+        self.sampler.generator.set_state(checkpoint["sampler"])
+        _set_rng_state(checkpoint["rng"][self.p.rank])
+        self.batcher.load_state_dict(checkpoint["data"][self.p.rank])
+        state = checkpoint["lstm_state"][self.p.rank]
+        self.state = None if state is None else LstmState(state.hidden.to(self.p.device), state.cell.to(self.p.device))
+        self.progress = Progress(**checkpoint["progress"])
+        if self.p.is_main:
+            _truncate_metrics(self.out / METRICS, self.progress.step)
+        self._log(f"Resuming from {self.checkpoint_path} at step {self.progress.step}")
+
+    def _report_skipped(self, lines: TextLines) -> None:
+        message = lines.describe_skipped()
+        if message:
+            self._log(f"Warning: {message}")
+
+    def _log(self, message: str) -> None:
+        if self.p.is_main:
+            print(message, file=sys.stderr, flush=True)
+
+
+def _seed(seed: int) -> None:
+    random.seed(seed)
+    numpy.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _rng_state() -> Dict[str, Any]:
+    return {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
+
+
+def _set_rng_state(state: Dict[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def _truncate_metrics(path: Path, step: int) -> None:
+    """Drop records logged after the checkpoint, so a resumed run continues one log."""
+    if not path.exists():
+        return
+    kept = [line for line in path.read_text(encoding="utf-8").splitlines() if line and json.loads(line)["step"] <= step]
+    path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
