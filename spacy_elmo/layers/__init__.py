@@ -2,7 +2,7 @@
 from .bilm import DocLayers, ElmoBiLM, get_bilm, get_feature_cache
 from .cache import FeatureCache
 from .listener import ElmoEmbed, ElmoListener, ElmoListenerV1
-from .mix import ScalarMixLayer, mix_layers, mix_weights
+from .mix import ScalarMixLayer, find_mixes, learned_mix, mix_layers, mix_weights
 from .tok2vec import ElmoTok2Vec
 
 __all__ = [
@@ -14,8 +14,10 @@ __all__ = [
     "ElmoTok2Vec",
     "FeatureCache",
     "ScalarMixLayer",
+    "find_mixes",
     "get_bilm",
     "get_feature_cache",
+    "learned_mix",
     "mix_layers",
     "mix_weights",
 ]

@@ -105,3 +105,13 @@ def _mix_forward(model: Model, inputs: List[DocLayers], is_train: bool) -> Tuple
         return d_inputs if model.attrs["need_input_grad"] else None
 
     return outputs, backprop
+
+
+def find_mixes(model: Model) -> List[Model]:
+    """The ScalarMixLayer nodes inside a component's model (one per ELMo listener)."""
+    return [node for node in model.walk() if node.name == "elmo_scalar_mix"]
+
+
+def learned_mix(model: Model) -> Tuple[Floats1d, float]:
+    """(softmax-normalised weights, gamma) of a ScalarMixLayer, as numpy values."""
+    return model.ops.to_numpy(mix_weights(model)), float(model.get_param("gamma")[0])
