@@ -1,0 +1,282 @@
+"""Inference fast path of the biLM: BiLM.forward's outputs (fp32, within 1e-4) with less work.
+
+Levers, each measured in benchmarks/bench_bilm.py:
+- char CNN: each distinct token once per batch, a bounded cache of token vectors across
+  batches, character slots trimmed to the longest token + the widest filter (exact: every
+  token keeps at least one all-padding window), all filters as one unfold + matmul;
+- LSTM: rows sorted by length and packed time-major, so padding is never computed and no
+  masking is needed; the forget bias folded into the input projection; recurrent weights
+  laid out for the fastest CPU matmul; optionally bf16 matmuls (fp32 cell state).
+"""
+from collections import OrderedDict
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+import torch
+from torch import nn
+
+from ..chars import PADDING, CharacterIds
+from .bilm import BiLM, BiLMOutput
+from .lstm import FORGET_BIAS, LstmState
+
+_PADDING_CHAR = PADDING + 1  # the shifted id of the padding character inside a token
+
+
+class TokenVectorCache:
+    """A bounded LRU map from a token's character id row to its char-CNN vector."""
+
+    def __init__(self, max_entries: int):
+        self.max_entries = max_entries
+        self._entries: "OrderedDict[bytes, torch.Tensor]" = OrderedDict()
+        self._weights_version: Optional[Tuple[int, ...]] = None
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def check_weights(self, version: Tuple[int, ...]) -> None:
+        """Forget everything when the char encoder's weights changed since the last call."""
+        if version != self._weights_version:
+            self._entries.clear()
+            self._weights_version = version
+
+    def get(self, key: bytes) -> Optional[torch.Tensor]:
+        vector = self._entries.get(key)
+        if vector is not None:
+            self._entries.move_to_end(key)
+        return vector
+
+    def put(self, key: bytes, vector: torch.Tensor) -> None:
+        self._entries[key] = vector
+        if len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
+
+
+class FastBiLM(nn.Module):
+    """Inference-only view of a BiLM with the same inputs and outputs as ``BiLM.forward``.
+
+    It shares the BiLM's parameters (no copy) and runs without autograd; train or fine-tune
+    through the BiLM itself. ``cache_size`` bounds the token-vector cache (0 disables it);
+    ``matmul_dtype=torch.bfloat16`` runs the LSTM matmuls in bf16 (not within 1e-4 of fp32;
+    see the benchmark for its measured error).
+    """
+
+    def __init__(self, bilm: BiLM, *, cache_size: int = 100_000, matmul_dtype: Optional[torch.dtype] = None):
+        super().__init__()
+        self.bilm = bilm
+        self.config = bilm.config
+        self.cache = TokenVectorCache(cache_size)
+        self.matmul_dtype = matmul_dtype
+        self._character_ids = CharacterIds(bilm.config.max_characters_per_token)
+        self._lstm_weights: Optional[List[Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]]] = None
+        self._lstm_version: Optional[Tuple[int, ...]] = None
+
+    @torch.no_grad()
+    def forward_tokens(self, sentences: Sequence[Sequence[str]], state: Optional[LstmState] = None) -> BiLMOutput:
+        """Run tokenised sentences (lists of token strings)."""
+        return self.forward(torch.from_numpy(self._character_ids.batch(sentences)), state)
+
+    @torch.no_grad()
+    def forward(self, char_ids: torch.Tensor, state: Optional[LstmState] = None) -> BiLMOutput:
+        cfg = self.config
+        if char_ids.dim() != 3 or char_ids.shape[-1] != cfg.max_characters_per_token:
+            raise ValueError(
+                f"Expected character ids of shape (batch, tokens, {cfg.max_characters_per_token}), "
+                f"got {tuple(char_ids.shape)}. Build them with spacy_elmo.chars.CharacterIds."
+            )
+        device = self.bilm.device
+        char_ids = char_ids.to(device)
+        batch, n_tokens, _ = char_ids.shape
+        mask = (char_ids > 0).any(dim=-1)
+        lengths = mask.sum(dim=1)
+        real_ids = char_ids[mask]  # (n_real, max_chars), row-major order
+        vectors = self.embed_char_ids(torch.cat([real_ids, self.bilm.boundary_char_ids]))
+        P = cfg.projection_dim
+        # Table of LSTM inputs: real tokens, then <S>, then </S>.
+        n_real = real_ids.shape[0]
+        bos_index, eos_index = n_real, n_real + 1
+
+        packing = _Packing(lengths + 2)
+        token_index = torch.zeros(batch, n_tokens, dtype=torch.long, device=device)
+        token_index[mask] = torch.arange(n_real, device=device)
+        fwd_source, bwd_source = packing.sources(token_index[packing.order], lengths[packing.order], bos_index, eos_index)
+        inputs = torch.stack([vectors[fwd_source], vectors[bwd_source]])  # (2, n_packed, P)
+
+        if state is None:
+            state = self.bilm.lstm.zero_state(batch, vectors)
+        sorted_state = LstmState(state.hidden[:, :, packing.order], state.cell[:, :, packing.order])
+        outputs, final_sorted = self._run_lstm(inputs, packing.batch_sizes, sorted_state)
+        inverse = packing.inverse_order
+        final_state = LstmState(final_sorted.hidden[:, :, inverse], final_sorted.cell[:, :, inverse])
+
+        # Packed position of each real token's forward (step k + 1) and backward (step n - k) output.
+        rows = torch.nonzero(mask)
+        row, k = rows[:, 0], rows[:, 1]
+        sorted_row = inverse[row]
+        fwd_pos = packing.offsets[k + 1] + sorted_row
+        bwd_pos = packing.offsets[lengths[row] - k] + sorted_row
+        layers = vectors.new_zeros(cfg.n_output_layers, batch, n_tokens, 2 * P)
+        token_vectors = vectors[:n_real]
+        layers[0][mask] = torch.cat([token_vectors, token_vectors], dim=-1)
+        for i, out in enumerate(outputs, start=1):
+            layers[i][mask] = torch.cat([out[0, fwd_pos], out[1, bwd_pos]], dim=-1)
+        return BiLMOutput(layers, mask, final_state)
+
+    @torch.no_grad()
+    def embed_char_ids(self, char_ids: torch.Tensor) -> torch.Tensor:
+        """Char-CNN vectors (n, projection_dim) of (n, max_chars) real token ids: each distinct
+        row computed once, cached across calls while the weights stay the same."""
+        if char_ids.shape[0] == 0:
+            return char_ids.new_zeros(0, self.config.projection_dim, dtype=self._dtype())
+        unique, inverse = torch.unique(char_ids, dim=0, return_inverse=True)
+        if self.cache.max_entries == 0:
+            return encode_characters(self.bilm.char_encoder, unique)[inverse]
+        self.cache.check_weights(_versions(self.bilm.char_encoder.parameters()))
+        keys = [row.tobytes() for row in unique.cpu().numpy()]
+        found = [self.cache.get(key) for key in keys]
+        missing = [i for i, vector in enumerate(found) if vector is None]
+        if missing:
+            computed = encode_characters(self.bilm.char_encoder, unique[missing])
+            for i, vector in zip(missing, computed):
+                found[i] = vector
+                self.cache.put(keys[i], vector.clone())  # a clone: a view would pin the batch
+        return torch.stack(found)[inverse]
+
+    def _dtype(self) -> torch.dtype:
+        return self.bilm.char_encoder.projection.weight.dtype
+
+    def _weights(self) -> List[Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]]:
+        """Per layer: input weights, forget-biased biases, recurrent weights (as a transposed
+        view of a (2, 4H, P) copy: the fastest bmm layout on CPU) and projections."""
+        lstm = self.bilm.lstm
+        version = _versions(lstm.parameters())
+        if self._lstm_weights is None or version != self._lstm_version:
+            dtype = self.matmul_dtype or lstm.biases[0].dtype
+            H = self.config.lstm_dim
+            weights = []
+            for layer in range(self.config.n_layers):
+                bias = lstm.biases[layer].clone()
+                bias[:, 2 * H : 3 * H] += FORGET_BIAS
+                hidden = lstm.hidden_weights[layer].transpose(1, 2).contiguous().to(dtype).transpose(1, 2)
+                weights.append(
+                    (lstm.input_weights[layer].to(dtype), bias, hidden, lstm.projections[layer].to(dtype))
+                )
+            self._lstm_weights, self._lstm_version = weights, version
+        return self._lstm_weights
+
+    def _run_lstm(
+        self, inputs: torch.Tensor, batch_sizes: List[int], state: LstmState
+    ) -> Tuple[List[torch.Tensor], LstmState]:
+        """Both directions over time-major packed inputs (2, n_packed, P), rows sorted by length
+        so the active rows at each step are a prefix: finished rows keep their state as is."""
+        cfg = self.config
+        dtype = inputs.dtype
+        mm_dtype = self.matmul_dtype or dtype
+        H = cfg.lstm_dim
+        x = inputs
+        outputs: List[torch.Tensor] = []
+        final_h, final_c = [], []
+        for layer, (w_in, bias, w_h, w_p) in enumerate(self._weights()):
+            gates_in = torch.matmul(x.to(mm_dtype), w_in).to(dtype).add_(bias[:, None, :])
+            h = state.hidden[:, layer].clone()
+            c = state.cell[:, layer].clone()
+            out = x.new_empty(x.shape)
+            start = 0
+            for size in batch_sizes:
+                end = start + size
+                gates = torch.bmm(h[:, :size].to(mm_dtype), w_h).to(dtype).add_(gates_in[:, start:end])
+                i, j, f, o = gates.split(H, dim=-1)
+                new_c = torch.sigmoid(f).mul_(c[:, :size]).add_(torch.sigmoid(i).mul_(torch.tanh(j)))
+                if cfg.cell_clip is not None:
+                    new_c.clamp_(-cfg.cell_clip, cfg.cell_clip)
+                new_h = torch.bmm(torch.sigmoid(o).mul_(torch.tanh(new_c)).to(mm_dtype), w_p).to(dtype)
+                if cfg.proj_clip is not None:
+                    new_h.clamp_(-cfg.proj_clip, cfg.proj_clip)
+                c[:, :size] = new_c
+                h[:, :size] = new_h
+                out[:, start:end] = new_h
+                start = end
+            if cfg.use_skip_connections and layer > 0:
+                out.add_(x)
+            outputs.append(out)
+            final_h.append(h)
+            final_c.append(c)
+            x = out
+        return outputs, LstmState(torch.stack(final_h, dim=1), torch.stack(final_c, dim=1))
+
+
+class _Packing:
+    """Rows sorted by decreasing sequence length, laid out time-major without padding:
+    step t holds the first batch_sizes[t] sorted rows, starting at offsets[t]."""
+
+    def __init__(self, seq_lengths: torch.Tensor):
+        self.order = torch.argsort(seq_lengths, descending=True, stable=True)
+        self.inverse_order = torch.argsort(self.order)
+        self.seq_lengths = seq_lengths[self.order]
+        steps = int(self.seq_lengths[0]) if len(self.seq_lengths) else 0
+        self.active = torch.arange(steps, device=seq_lengths.device)[:, None] < self.seq_lengths[None, :]  # (S, B)
+        sizes = self.active.sum(dim=1)
+        self.batch_sizes: List[int] = sizes.tolist()
+        self.offsets = torch.cumsum(sizes, dim=0) - sizes
+
+    def sources(
+        self, token_index: torch.Tensor, lengths: torch.Tensor, bos: int, eos: int
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Indices into the input table for every packed step of each direction. token_index
+        (B, T) and lengths (B,) are in sorted row order; forward reads <S> t_1..t_n </S>,
+        backward </S> t_n..t_1 <S>."""
+        steps = self.active.shape[0]
+        t = torch.arange(steps, device=lengths.device)[:, None]  # (S, 1)
+        n = lengths[None, :]  # (1, B)
+        padded = torch.cat([token_index, token_index.new_zeros(token_index.shape[0], 2)], dim=1)
+        fwd_token = padded.gather(1, (t - 1).clamp(min=0).expand(-1, len(lengths)).t().contiguous()).t()
+        bwd_token = padded.gather(1, (n - t).clamp(min=0).t().contiguous()).t()
+        fwd = torch.where(t == 0, bos, torch.where(t == n + 1, eos, fwd_token))
+        bwd = torch.where(t == 0, eos, torch.where(t == n + 1, bos, bwd_token))
+        return fwd[self.active], bwd[self.active]
+
+
+def encode_characters(encoder: nn.Module, char_ids: torch.Tensor) -> torch.Tensor:
+    """CharacterEncoder.forward on (n, max_chars) ids with fewer character slots and one
+    matmul for all filters; equal to it up to float rounding."""
+    cfg = encoder.config
+    widest = max(width for width, _ in cfg.filters)
+    token_length = int((char_ids != _PADDING_CHAR).sum(dim=1).max())
+    slots = token_length + widest
+    chars = encoder.char_embedding(char_ids[:, : min(slots, cfg.max_characters_per_token)])
+    if slots <= cfg.max_characters_per_token:
+        # Every width-w window content of every token appears among the first token_length + 1
+        # starts, all-padding included; filters zero-padded to the widest width agree there.
+        windows = chars.unfold(1, widest, 1).flatten(2)  # (n, starts, dim * widest)
+        pooled = torch.matmul(windows, _stacked_filters(encoder, widest)).amax(dim=1)
+        pooled = pooled + torch.cat([conv.bias for conv in encoder.convolutions])
+    else:
+        pooled = torch.cat([_conv_max(chars, conv) for conv in encoder.convolutions], dim=-1)
+    x = encoder._activation(pooled)
+    for highway in encoder.highways:
+        x = highway(x)
+    return encoder.projection(x)
+
+
+def _stacked_filters(encoder: nn.Module, widest: int) -> torch.Tensor:
+    """All convolution kernels as one (dim * widest, n_filters) matrix, zero past each width."""
+    dim = encoder.config.char_embedding_dim
+    blocks = []
+    for conv in encoder.convolutions:
+        n, _, width = conv.weight.shape
+        kernel = conv.weight.new_zeros(n, dim, widest)
+        kernel[:, :, :width] = conv.weight
+        blocks.append(kernel.reshape(n, dim * widest))
+    return torch.cat(blocks).t()
+
+
+def _conv_max(chars: torch.Tensor, conv: nn.Conv1d) -> torch.Tensor:
+    n, _, width = conv.weight.shape
+    windows = chars.unfold(1, width, 1).flatten(2)
+    return torch.matmul(windows, conv.weight.reshape(n, -1).t()).amax(dim=1) + conv.bias
+
+
+def _versions(params: Iterable[torch.Tensor]) -> Tuple[int, ...]:
+    """Changes whenever a parameter is updated in place or replaced."""
+    return tuple(value for p in params for value in (p._version, p.data_ptr()))
