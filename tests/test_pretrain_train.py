@@ -113,7 +113,7 @@ def test_resumed_run_continues_the_same_loss_curve(tmp_path, text, monkeypatch):
 
     # Stop a second run at step 8, after the checkpoint of step 5 and two more log lines.
     interrupted = tmp_path / "interrupted"
-    real_step = train_module.Trainer._train_step
+    real_step = train_module.Trainer.train_step
     calls = {"n": 0}
 
     def step_then_stop(self):
@@ -122,11 +122,11 @@ def test_resumed_run_continues_the_same_loss_curve(tmp_path, text, monkeypatch):
             raise KeyboardInterrupt
         return real_step(self)
 
-    monkeypatch.setattr(train_module.Trainer, "_train_step", step_then_stop)
+    monkeypatch.setattr(train_module.Trainer, "train_step", step_then_stop)
     with pytest.raises(KeyboardInterrupt):
         pretrain(settings(tmp_path, text, **overrides), interrupted)
     assert [r["step"] for r in records(interrupted)] == list(range(1, 8))
-    monkeypatch.setattr(train_module.Trainer, "_train_step", real_step)
+    monkeypatch.setattr(train_module.Trainer, "train_step", real_step)
     pretrain(settings(tmp_path, text, **overrides), interrupted)
 
     expected, got = records(straight), records(interrupted)

@@ -13,7 +13,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import numpy
 import torch
@@ -145,7 +145,7 @@ class Trainer:
         log_start = time.perf_counter()
         record: Dict[str, Any] = {}
         while self.progress.step < t.max_steps:
-            loss, n_tokens = self._train_step()
+            loss, n_tokens = self.train_step()
             pr = self.progress
             pr.step += 1
             pr.tokens += n_tokens
@@ -169,7 +169,9 @@ class Trainer:
         self._report_skipped(self.train_lines)
         return record
 
-    def _train_step(self):
+    def train_step(self) -> Tuple[float, int]:
+        """One optimizer step; returns the mean NLL per target (both directions, all
+        processes) and the number of targets."""
         batch = self.batcher.next_batch()
         n_local = batch.n_targets
         n_global = int(self.p.sum(torch.tensor(float(n_local), dtype=torch.float64)))
