@@ -79,6 +79,10 @@ class Trainer:
         self.out.mkdir(parents=True, exist_ok=True)
         self.checkpoint_path = self.out / CHECKPOINT
         self.resuming = settings.training.resume and self.checkpoint_path.exists()
+        if not self.resuming and processes.is_main:
+            # A fresh start: an earlier run's log and checkpoint would be mixed into this one's.
+            for stale in (self.out / METRICS, self.checkpoint_path):
+                stale.unlink(missing_ok=True)
 
         self.train_lines = TextLines(settings.paths.train, max_line_bytes=data.max_line_bytes, text_field=data.text_field)
         self.dev_lines = (
