@@ -136,6 +136,11 @@ def test_resumed_run_continues_the_same_loss_curve(tmp_path, text, monkeypatch):
         assert b["tokens"] == a["tokens"]
     assert got[-1]["dev_perplexity"]["mean"] == pytest.approx(expected[-1]["dev_perplexity"]["mean"], rel=1e-6)
 
+    # resume = false starts afresh: the earlier log and checkpoint are not continued.
+    pretrain(settings(tmp_path, text, **{**overrides, "training.max_steps": 2, "training.resume": False}), interrupted)
+    assert [r["step"] for r in records(interrupted)] == [1, 2]
+    assert torch.load(interrupted / "checkpoint.pt", weights_only=False)["progress"]["step"] == 2
+
 
 def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path, text, monkeypatch):
     out = tmp_path / "run"
