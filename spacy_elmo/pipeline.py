@@ -247,6 +247,12 @@ class Elmo(TrainablePipe):
                 listener.receive(batch_id, outputs, None)
         return losses
 
+    def finish_update(self, sgd: Optimizer) -> None:
+        """Apply the biLM's gradients; cached features of the old weights are dropped."""
+        super().finish_update(sgd)
+        if any(listener.grad_factor > 0 for listener in self.listeners):
+            get_feature_cache(self.model).clear()
+
     def get_loss(self, examples: Iterable[Example], scores) -> None:
         pass
 
