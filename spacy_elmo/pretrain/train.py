@@ -99,6 +99,7 @@ class Trainer:
         self.batcher = WindowBatcher(streams, self.vocab, chars, unroll_steps=data.unroll_steps, mode=data.mode)
         self.state: Optional[LstmState] = None
         self.progress = Progress()
+        self.checkpoint_step: Optional[int] = None
         if self.resuming:
             self._load_checkpoint()
         self.model = DistributedDataParallel(self.lm, broadcast_buffers=False) if processes.distributed else self.lm
@@ -208,17 +209,14 @@ class Trainer:
 
     def _diverged(self, what: str, value: float) -> str:
         saved = (
-            f"the last good checkpoint is {self.checkpoint_path} (step {self._checkpoint_step()})"
-            if self.checkpoint_path.exists()
+            f"the last good checkpoint is {self.checkpoint_path} (step {self.checkpoint_step})"
+            if self.checkpoint_step is not None
             else "no checkpoint was written yet"
         )
         return (
             f"Training diverged: the {what} is {value} at step {self.progress.step + 1}; stopped without saving, {saved}. "
             "Lower the learning rate ([optimizer] lr) or training.grad_clip, then resume."
         )
-
-    def _checkpoint_step(self) -> int:
-        return int(torch.load(self.checkpoint_path, map_location="cpu", weights_only=False)["progress"]["step"])
 
     def _evaluate(self) -> Optional[Dict[str, float]]:
         if self.dev_lines is None:
@@ -278,6 +276,7 @@ class Trainer:
             tmp = self.checkpoint_path.with_name(f".{CHECKPOINT}.tmp")
             torch.save(checkpoint, tmp)
             os.replace(tmp, self.checkpoint_path)
+        self.checkpoint_step = self.progress.step
         self.p.barrier()
 
     def _load_checkpoint(self) -> None:
@@ -295,6 +294,7 @@ class Trainer:
         state = checkpoint["lstm_state"][self.p.rank]
         self.state = None if state is None else LstmState(state.hidden.to(self.p.device), state.cell.to(self.p.device))
         self.progress = Progress(**checkpoint["progress"])
+        self.checkpoint_step = self.progress.step
         if self.p.is_main:
             _truncate_metrics(self.out / METRICS, self.progress.step)
         self._log(f"Resuming from {self.checkpoint_path} at step {self.progress.step}")
