@@ -44,8 +44,9 @@ def find_text_files(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
 class TextLines:
     """Iterate the usable lines of some text files, numbered across files.
 
-    ``skipped`` counts the lines left out by reason; blank lines are numbered but not
-    counted as skipped. ``start`` skips that many lines (used to resume) without decoding them.
+    ``skipped`` counts the lines left out by reason in the first complete pass (training
+    reads the text again and again); blank lines are numbered but not counted as skipped.
+    ``start`` skips that many lines (used to resume) without decoding them.
     """
 
     def __init__(self, paths: Union[PathLike, Sequence[PathLike]], *, max_line_bytes: int = 1_000_000, text_field: str = "text"):
@@ -55,11 +56,13 @@ class TextLines:
         self.max_line_bytes = max_line_bytes
         self.text_field = text_field
         self.skipped: Counter = Counter()
+        self._counted_a_pass = False
 
     def __iter__(self) -> Iterator[Tuple[int, str]]:
         return self.read()
 
     def read(self, start: int = 0) -> Iterator[Tuple[int, str]]:
+        skipped = self.skipped if start == 0 and not self._counted_a_pass else Counter()
         index = 0
         for path in self.files:
             is_json = path.name.endswith((".jsonl", ".jsonl.gz"))
@@ -68,29 +71,31 @@ class TextLines:
                     index += 1
                     if index <= start:
                         continue
-                    text = self._decode(raw, is_json)
+                    text = self._decode(raw, is_json, skipped)
                     if text:
                         yield index - 1, text
+        if skipped is self.skipped:
+            self._counted_a_pass = True
 
-    def _decode(self, raw: bytes, is_json: bool) -> str:
+    def _decode(self, raw: bytes, is_json: bool, skipped: Counter) -> str:
         if raw is _TOO_LONG:
-            self.skipped["longer than max_line_bytes"] += 1
+            skipped["longer than max_line_bytes"] += 1
             return ""
         try:
             line = raw.decode("utf-8").strip()
         except UnicodeDecodeError:
-            self.skipped["not UTF-8"] += 1
+            skipped["not UTF-8"] += 1
             return ""
         if not is_json or not line:
             return line
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
-            self.skipped["not valid JSON"] += 1
+            skipped["not valid JSON"] += 1
             return ""
         text = record.get(self.text_field) if isinstance(record, dict) else None
         if not isinstance(text, str):
-            self.skipped[f'no string "{self.text_field}" field'] += 1
+            skipped[f'no string "{self.text_field}" field'] += 1
             return ""
         return text.strip()
 

@@ -2,13 +2,13 @@
 import math
 from dataclasses import asdict, dataclass
 from itertools import islice
-from typing import Dict, Iterable, Iterator, List, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 import torch
 
 from ..chars import CharacterIds
 from .batches import make_batch, sentence_windows
-from .corpus import TextLines
+from .corpus import CorpusError, TextLines
 from .distributed import Processes
 from .language_model import BiLanguageModel
 from .sentences import SentenceSplitter
@@ -26,9 +26,9 @@ class Perplexity:
     n_tokens: int
 
     @classmethod
-    def from_sums(cls, nll: torch.Tensor, n_tokens: int) -> "Perplexity":
+    def from_sums(cls, nll: torch.Tensor, n_tokens: int, source: str = "the evaluation text") -> "Perplexity":
         if n_tokens == 0:
-            raise ValueError("No tokens to evaluate: the evaluation text yielded no sentences.")
+            raise CorpusError(f"No tokens to evaluate: {source} yielded no sentences.")
         forward, backward = (float(x) / n_tokens for x in nll)
         return cls(_exp(forward), _exp(backward), _exp((forward + backward) / 2), n_tokens)
 
@@ -59,14 +59,15 @@ def perplexity(
     *,
     batch_size: int = 64,
     max_sentences: int = 0,
-    processes: Processes = None,
+    processes: Optional[Processes] = None,
+    source: str = "the evaluation text",
 ) -> Perplexity:
     """Score each sentence on its own (zero initial state, <S> .. </S>), in eval mode."""
     nll, n_tokens = nll_sums(lm, islice(sentences, max_sentences or None), vocab, batch_size=batch_size)
     if processes is not None and processes.distributed:
         totals = processes.sum(torch.cat([nll.double(), torch.tensor([float(n_tokens)], dtype=torch.float64)]))
         nll, n_tokens = totals[:2], int(totals[2])
-    return Perplexity.from_sums(nll, n_tokens)
+    return Perplexity.from_sums(nll, n_tokens, source)
 
 
 def nll_sums(lm: BiLanguageModel, sentences: Iterable[List[str]], vocab: Vocabulary, *, batch_size: int) -> Tuple[torch.Tensor, int]:

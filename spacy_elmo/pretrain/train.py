@@ -25,7 +25,7 @@ from ..formats.allennlp import load_bilm
 from ..model import BiLM, LstmState
 from .batches import RowStreams, WindowBatcher
 from .config import PretrainSettings
-from .corpus import TextLines
+from .corpus import CorpusError, TextLines
 from .distributed import Processes, start_processes, stop_processes
 from .evaluate import Perplexity, perplexity, text_sentences
 from .export import METRICS, VOCAB, save_model_dir
@@ -88,6 +88,11 @@ class Trainer:
         self.dev_lines = (
             TextLines(settings.paths.dev, max_line_bytes=data.max_line_bytes, text_field=data.text_field) if settings.paths.dev else None
         )
+        if self.dev_lines is not None:  # fail now rather than at the first evaluation
+            if next(iter(self.dev_lines), None) is None:
+                detail = self.dev_lines.describe_skipped() or "every line is blank"
+                raise CorpusError(f"No usable dev text in {', '.join(map(str, self.dev_lines.files))}: {detail}.")
+            self.dev_lines.skipped.clear()  # the first evaluation counts them
         self.vocab = self._vocabulary()
         self.lm = self._language_model().to(processes.device)
         self.optimizer = settings.optimizer(self.lm.parameters())
@@ -171,7 +176,9 @@ class Trainer:
                     self._save(record)
             bar.update(1)
         bar.close()
-        self._report_skipped(self.train_lines)
+        for lines in (self.train_lines, self.dev_lines):
+            if lines is not None:
+                self._report_skipped(lines)
         return record
 
     def train_step(self) -> Tuple[float, int]:
@@ -224,7 +231,13 @@ class Trainer:
         t = self.s.training
         sentences = text_sentences(self.dev_lines, self.s.tokenizer, shard=self.p.rank, n_shards=self.p.world_size)
         limit = -(-t.max_dev_sentences // self.p.world_size) if t.max_dev_sentences else 0
-        result = perplexity(self.lm, sentences, self.vocab, batch_size=t.dev_batch_size, max_sentences=limit, processes=self.p)
+        source = f"the dev text {', '.join(map(str, self.dev_lines.files))}"
+        try:
+            result = perplexity(
+                self.lm, sentences, self.vocab, batch_size=t.dev_batch_size, max_sentences=limit, processes=self.p, source=source
+            )
+        except CorpusError as err:
+            raise CorpusError(f"{err} {self.dev_lines.describe_skipped()}".strip()) from None
         return result.to_dict()
 
     # -- records, models and checkpoints --------------------------------------------------
@@ -300,6 +313,7 @@ class Trainer:
         self._log(f"Resuming from {self.checkpoint_path} at step {self.progress.step}")
 
     def _report_skipped(self, lines: TextLines) -> None:
+        """Warn about unusable lines (counts since the start of this process)."""
         message = lines.describe_skipped()
         if message:
             self._log(f"Warning: {message}")
