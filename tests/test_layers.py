@@ -173,3 +173,22 @@ def test_preset_gives_a_fresh_model(vocab):
     model.initialize()
     (output,) = model.predict([Doc(vocab, words=["a", "b"])])
     assert output.layers.shape == (3, 2, 128)
+
+
+def test_elmo_tok2vec_with_a_bilstm_encoder_over_a_standalone_bilm(fixture_dir, vocab):
+    config = {
+        "@architectures": "spacy-elmo.ElmoTok2Vec.v1",
+        "width": 24,
+        "embed": {"@architectures": "spacy.MultiHashEmbed.v2", "width": 24, "attrs": ["NORM"], "rows": [100], "include_static_vectors": False},
+        "elmo": {"@architectures": "spacy-elmo.ElmoEmbed.v1", "bilm": {"@architectures": "spacy-elmo.ElmoBiLM.v1", "options_file": str(fixture_dir / "options.json"), "weight_file": str(fixture_dir / "lm_weights.hdf5")}, "dropout": 0.2},
+        "encode": {"@architectures": "spacy.TorchBiLSTMEncoder.v1", "width": 24, "depth": 1, "dropout": 0.0},
+    }  # fmt: skip
+    model = spacy.registry.resolve({"model": config})["model"]
+    docs = [Doc(vocab, words=words) for words in SENTENCES]
+    model.initialize(X=docs)
+    outputs, backprop = model.begin_update(docs)
+    assert [o.shape for o in outputs] == [(len(w), 24) for w in SENTENCES]
+    backprop([numpy.ones_like(o) for o in outputs])
+    (mix,) = [node for node in model.walk() if node.name == "elmo_scalar_mix"]
+    assert mix.get_grad("weights").any()
+    assert get_bilm(model.get_ref("elmo").layers[0].layers[0]).lstm.input_weights[0].grad is None  # frozen

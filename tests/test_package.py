@@ -3,7 +3,6 @@ import subprocess
 import sys
 
 import numpy
-import pytest
 import spacy
 
 TEXT = "The packaged pipeline carries its own biLM weights."
