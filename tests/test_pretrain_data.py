@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy
 import pytest
+import spacy
 
 from spacy_elmo.chars import CharacterIds
 from spacy_elmo.pretrain.batches import RowStreams, WindowBatcher, make_batch, sentence_windows
@@ -70,6 +71,16 @@ def test_spacy_sentences_tokenize_and_split():
     split = spacy_sentences("en")
     (sentences,) = split(["Dr. Smith arrived. He didn't stay!  "])
     assert sentences == [["Dr.", "Smith", "arrived", "."], ["He", "did", "n't", "stay", "!"]]
+
+
+def test_spacy_sentences_use_the_pipeline_tokenizer(tmp_path):
+    nlp = spacy.blank("en")
+    nlp.tokenizer.add_special_case("spacyelmo", [{"ORTH": "spacy"}, {"ORTH": "elmo"}])
+    nlp.to_disk(tmp_path / "pipeline")
+    (sentences,) = spacy_sentences(model=str(tmp_path / "pipeline"))(["We use spacyelmo here. Yes."])
+    assert sentences == [["We", "use", "spacy", "elmo", "here", "."], ["Yes", "."]]
+    (blank,) = spacy_sentences("en")(["We use spacyelmo here."])
+    assert blank[0][2] == "spacyelmo"
 
 
 def test_vocabulary_top_n_min_count_and_round_trip(tmp_path):

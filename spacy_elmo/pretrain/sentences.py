@@ -11,10 +11,10 @@ SentenceSplitter = Callable[[Iterable[str]], Iterator[Sentences]]
 
 @spacy.registry.misc("spacy_elmo.SpacySentences.v1")
 def spacy_sentences(lang: str = "en", model: Optional[str] = None, batch_size: int = 256) -> SentenceSplitter:
-    """Tokenize with spacy.blank(lang) (or the pipeline ``model``, loaded for its tokenizer and
-    sentence boundaries) and split sentences with the rule-based sentencizer unless the
-    pipeline sets boundaries itself. Whitespace tokens are dropped."""
-    nlp = _load_pipeline(lang, model)
+    """Tokenize with spacy.blank(lang), or with the tokenizer of the pipeline ``model`` (a
+    name or path: the one the elmo component will run in), and split sentences with the
+    rule-based sentencizer. Whitespace tokens are dropped."""
+    nlp = _tokenizer_pipeline(lang, model)
 
     def split(paragraphs: Iterable[str]) -> Iterator[Sentences]:
         for doc in nlp.pipe(paragraphs, batch_size=batch_size):
@@ -36,13 +36,12 @@ def whitespace_sentences() -> SentenceSplitter:
     return split
 
 
-def _load_pipeline(lang: str, model: Optional[str]) -> Language:
+def _tokenizer_pipeline(lang: str, model: Optional[str]) -> Language:
     if model is None:
         nlp = spacy.blank(lang)
     else:
-        nlp = spacy.load(model)
-        keep = {"senter", "parser", "sentencizer"}
-        nlp.select_pipes(enable=[name for name in nlp.pipe_names if nlp.get_pipe_meta(name).factory in keep])
-    if not nlp.pipe_names:
-        nlp.add_pipe("sentencizer")
+        pipeline = spacy.load(model)
+        nlp = spacy.blank(pipeline.lang)
+        nlp.tokenizer = pipeline.tokenizer
+    nlp.add_pipe("sentencizer")
     return nlp
