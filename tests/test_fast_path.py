@@ -1,0 +1,119 @@
+"""The inference fast path (FastBiLM) equals the exact path (BiLM.forward) within 1e-4 in fp32."""
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from spacy_elmo.chars import CharacterIds
+from spacy_elmo.formats.allennlp import load_bilm
+from spacy_elmo.model import BiLM, preset
+from spacy_elmo.model.fast import FastBiLM, encode_characters
+
+FIXTURES = Path(__file__).parents[1] / ".." / "shared" / "data" / "elmo_fixtures"
+FIXTURE_MODELS = {
+    "allennlp": ("allennlp/options.json", "allennlp/lm_weights.hdf5", "allennlp/sentences.json"),
+    "bilm-tf": ("bilm-tf/model/options.json", "bilm-tf/model/lm_weights.hdf5", "bilm-tf/model/lm_embeddings_sentences.json"),
+}
+TOLERANCE = 1e-4
+# Short sentences with the awkward cases: an empty row, one token, a token longer than the 50
+# character slots (no slot trimming possible), repeated tokens, multi-byte characters.
+SENTENCES = [
+    ["The", "cat", "sat", "on", "the", "mat", "."],
+    [],
+    ["x" * 60, "and", "the", "cat"],
+    ["Straße", "日本語", "😀👍🏽", "naïve", "e\u0301", "<S>"],
+    ["."],
+]
+
+
+def _ids(sentences):
+    return torch.from_numpy(CharacterIds().batch(sentences))
+
+
+def _assert_same(exact, fast):
+    assert fast.layers.shape == exact.layers.shape
+    assert torch.equal(fast.mask, exact.mask)
+    assert (fast.layers - exact.layers).abs().max().item() <= TOLERANCE
+    assert (fast.state.hidden - exact.state.hidden).abs().max().item() <= TOLERANCE
+    assert (fast.state.cell - exact.state.cell).abs().max().item() <= TOLERANCE
+
+
+@pytest.fixture(scope="module")
+def small():
+    torch.manual_seed(0)
+    return BiLM(preset("small")).eval()
+
+
+@pytest.mark.skipif(not FIXTURES.exists(), reason="../shared/data/elmo_fixtures is absent")
+@pytest.mark.parametrize("case", sorted(FIXTURE_MODELS))
+def test_fast_path_equals_exact_path_on_fixture_with_chained_state(case):
+    options, weights, sentence_file = FIXTURE_MODELS[case]
+    model = load_bilm(FIXTURES / options, FIXTURES / weights).eval()
+    fast = FastBiLM(model)
+    batches = json.loads((FIXTURES / sentence_file).read_text())
+    exact_state = fast_state = None
+    with torch.no_grad():
+        for i in range(3):
+            ids = _ids([batches[k][i].split() for k in range(len(batches))])
+            exact, got = model(ids, exact_state), fast(ids, fast_state)
+            _assert_same(exact, got)
+            exact_state, fast_state = exact.state, got.state
+
+
+def test_fast_path_equals_exact_path_on_small_size_random_weights(small):
+    fast = FastBiLM(small)
+    ids = _ids(SENTENCES)
+    with torch.no_grad():
+        exact = small(ids)
+        _assert_same(exact, fast(ids))
+        # Again from the token-vector cache, and with a state carried over.
+        assert len(fast.cache) > 0
+        _assert_same(exact, fast(ids))
+        _assert_same(small(ids, exact.state), fast(ids, exact.state))
+    assert fast.forward_tokens(SENTENCES).layers.shape == exact.layers.shape
+
+
+def test_trimmed_single_matmul_char_cnn_equals_character_encoder(small):
+    ids = _ids([["a", "bb", "the", "Wednesday", "1,234.5"]])[0]
+    long_ids = _ids([["y" * 49, "z"]])[0]
+    with torch.no_grad():
+        for rows in (ids, long_ids):
+            expected = small.char_encoder(rows)
+            assert (encode_characters(small.char_encoder, rows) - expected).abs().max().item() <= 1e-5
+
+
+def test_cache_is_bounded_and_dropped_when_char_weights_change():
+    torch.manual_seed(3)
+    model = BiLM(preset("tiny")).eval()
+    fast = FastBiLM(model, cache_size=4)
+    ids = _ids(SENTENCES)
+    with torch.no_grad():
+        fast(ids)
+        assert len(fast.cache) == 4
+        model.char_encoder.projection.weight.mul_(2.0)
+        _assert_same(model(ids), fast(ids))
+
+
+def test_lstm_weight_updates_are_seen():
+    torch.manual_seed(4)
+    model = BiLM(preset("tiny")).eval()
+    fast = FastBiLM(model)
+    ids = _ids(SENTENCES[:1])
+    with torch.no_grad():
+        fast(ids)
+        model.lstm.hidden_weights[0].mul_(0.5)
+        _assert_same(model(ids), fast(ids))
+
+
+def test_bf16_matmuls_stay_close_to_fp32(small):
+    fast = FastBiLM(small, matmul_dtype=torch.bfloat16)
+    ids = _ids(SENTENCES)
+    with torch.no_grad():
+        error = (fast(ids).layers - small(ids).layers).abs().max().item()
+    assert 0 < error < 2e-2
+
+
+def test_wrong_input_shape_names_the_fix(small):
+    with pytest.raises(ValueError, match=r"got \(2, 50\).*CharacterIds"):
+        FastBiLM(small)(torch.zeros(2, 50, dtype=torch.long))
