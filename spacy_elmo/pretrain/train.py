@@ -27,7 +27,7 @@ from .batches import RowStreams, WindowBatcher
 from .config import PretrainSettings
 from .corpus import CorpusError, TextLines
 from .distributed import Processes, start_processes, stop_processes
-from .evaluate import Perplexity, perplexity, text_sentences
+from .evaluate import perplexity, text_sentences
 from .export import METRICS, VOCAB, save_model_dir
 from .language_model import BiLanguageModel
 from .softmax import LogUniformSampler
