@@ -1,5 +1,11 @@
 """The `elmo` pipeline component: runs the biLM once per batch, sets Doc extensions and
-feeds the ELMo listeners of downstream components (spaCy's ListenedToComponent protocol)."""
+feeds the ELMo listeners of downstream components (spaCy's ListenedToComponent protocol).
+
+The stored extensions live in doc.user_data as numpy arrays: pickling a Doc keeps them,
+Doc.to_bytes keeps them, and a DocBin keeps them only with store_user_data=True (the
+default DocBin drops them; rerun the pipeline instead). token._.elmo and span._.elmo are
+getters over doc._.elmo and are never stored.
+"""
 from itertools import islice
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 

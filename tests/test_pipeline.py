@@ -1,11 +1,9 @@
 """The `elmo` component: the user contract, Doc/Token/Span extensions, sentences, edge-case
 Docs, memory on a 100k-token Doc, DocBin/pickle and disk round trips."""
-import json
 import pickle
 import shutil
 import subprocess
 import sys
-import textwrap
 
 import numpy
 import pytest
@@ -119,6 +117,7 @@ def test_pickle_and_docbin(nlp):
     restored = pickle.loads(pickle.dumps(doc))
     numpy.testing.assert_array_equal(restored._.elmo_layers, doc._.elmo_layers)
     numpy.testing.assert_array_equal(restored[1]._.elmo, doc[1]._.elmo)
+    numpy.testing.assert_array_equal(Doc(nlp.vocab).from_bytes(doc.to_bytes())._.elmo_layers, doc._.elmo_layers)
     # DocBin keeps extension data only with store_user_data=True (it lives in doc.user_data).
     kept = list(DocBin(docs=[doc], store_user_data=True).get_docs(nlp.vocab))[0]
     numpy.testing.assert_array_equal(kept._.elmo_layers, doc._.elmo_layers)
@@ -143,6 +142,8 @@ def test_disk_round_trip_needs_no_weight_files(fixture_dir, tmp_path):
     numpy.testing.assert_array_equal(doc._.elmo_layers, expected._.elmo_layers)
     numpy.testing.assert_array_equal(doc._.elmo, expected._.elmo)
     assert loaded.get_pipe("elmo").cfg["layer_norm"] is True
+    loaded.initialize()  # re-initialising keeps the stored weights: the files are gone
+    numpy.testing.assert_array_equal(loaded(text)._.elmo_layers, expected._.elmo_layers)
     reloaded = spacy.blank("en").from_config(loaded.config)
     reloaded.from_bytes(loaded.to_bytes())
     numpy.testing.assert_array_equal(reloaded(text)._.elmo_layers, expected._.elmo_layers)

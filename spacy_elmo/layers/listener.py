@@ -12,7 +12,7 @@ from spacy.util import registry
 from thinc.api import Dropout, Model, chain
 from thinc.types import Floats2d, Floats3d
 
-from .bilm import DocLayers, get_bilm, get_feature_cache
+from .bilm import DocLayers, get_feature_cache
 from .mix import ScalarMixLayer
 from .sequences import segment_ids
 
