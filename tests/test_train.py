@@ -182,3 +182,23 @@ def test_replace_listeners(fixture_dir, conll_dir, tmp_path, nested):
     loaded = spacy.load(tmp_path / "replaced")
     assert loaded.pipe_names == ["ner"]
     numpy.testing.assert_allclose(loaded.get_pipe("ner").model.get_ref("tok2vec").predict([loaded(text)])[0], vectors, atol=1e-5)
+
+
+def test_textcat_config_trains_in_process(fixture_dir, conll_dir, tmp_path):
+    from spacy.cli.train import train
+
+    nlp = spacy.blank("en")
+    for name, limit in (("train", 40), ("dev", 10)):
+        docs = [eg.reference for eg in _examples(nlp, conll_dir, limit)]
+        spacy.tokens.DocBin(docs=docs).to_disk(tmp_path / f"{name}.spacy")
+    overrides = {
+        "paths.train": str(tmp_path / "train.spacy"), "paths.dev": str(tmp_path / "dev.spacy"),
+        "paths.elmo_options": str(fixture_dir / "options.json"), "paths.elmo_weights": str(fixture_dir / "lm_weights.hdf5"),
+        "training.max_steps": 6, "training.eval_frequency": 3,
+    }  # fmt: skip
+    train(REPO / "project" / "configs" / "textcat_elmo.cfg", tmp_path / "out", overrides=overrides)
+    trained = spacy.load(tmp_path / "out" / "model-last")
+    assert trained.pipe_names == ["elmo", "textcat"]
+    (mix,) = find_mixes(trained.get_pipe("textcat").model)
+    assert numpy.abs(learned_mix(mix)[0] - 1 / 3).max() > 1e-5
+    assert set(trained("Peter Blackburn spoke .").cats) == {"PER", "NONE"}
