@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy
 import pytest
 import spacy
+import spacy.ty
 import torch
 from spacy.training import Example
 from thinc.api import fix_random_seed
@@ -100,6 +101,7 @@ def test_ner_and_textcat_share_one_elmo_and_learn_their_own_mix(fixture_dir, con
     nlp = _shared_nlp(fixture_dir)
     examples = _examples(nlp, conll_dir, 24)
     elmo = nlp.get_pipe("elmo")
+    assert isinstance(elmo, spacy.ty.ListenedToComponent)
     assert elmo.listening_components == ["ner", "textcat"]
     cache = get_feature_cache(elmo.model)
     nlp.initialize(lambda: examples)
