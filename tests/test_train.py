@@ -1,6 +1,7 @@
 """Training: `spacy train` with the NER config, per-task mixes, the frozen biLM and its
 feature cache, fine-tuning with grad_factor > 0, and nlp.replace_listeners."""
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -46,7 +47,8 @@ def test_spacy_train_with_the_ner_config(fixture_dir, conll_dir, tmp_path):
         "--paths.elmo_options", str(fixture_dir / "options.json"), "--paths.elmo_weights", str(fixture_dir / "lm_weights.hdf5"),
         "--training.max_steps", "20", "--training.eval_frequency", "10",
     ]  # fmt: skip
-    result = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=REPO)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}  # one torch thread: no contention on shared CI cores
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=REPO, env=env)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     nlp = spacy.load(tmp_path / "out" / "model-last")
     (mix,) = find_mixes(nlp.get_pipe("ner").model)
