@@ -101,6 +101,15 @@ def time_runs(runs: Dict[str, Tuple[Run, Optional[Callable[[], None]]]], sentenc
     return seconds
 
 
+def model_files(model: BiLM, size: str, workdir: Path) -> Tuple[Path, Path]:
+    """options.json and weights.hdf5 of the model, for AllenNLP and the spaCy component."""
+    if size == "fixture":
+        return FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5"
+    options, weights = workdir / "options.json", workdir / "weights.hdf5"
+    save_bilm(model, options, weights)
+    return options, weights
+
+
 def project_runs(model: BiLM, warm_sentences: Sentences, with_bf16: bool) -> Dict[str, Tuple[Run, Optional[Callable[[], None]]]]:
     chars = CharacterIds(model.config.max_characters_per_token)
     mix = ScalarMix(model.config.n_output_layers, trainable=False)
@@ -135,16 +144,42 @@ def project_runs(model: BiLM, warm_sentences: Sentences, with_bf16: bool) -> Dic
     return runs
 
 
+def pipe_runs(options: Path, weights: Path, reference_model: BiLM) -> Dict[str, Tuple[Run, Optional[Callable[[], None]]]]:
+    """End to end through nlp.pipe (Docs in, doc._.elmo out) with the `elmo` component, its
+    feature cache off; once as built (BiLM.forward), once with FastBiLM swapped in."""
+    import spacy
+    from spacy.tokens import Doc
+
+    runs: Dict[str, Tuple[Run, Optional[Callable[[], None]]]] = {}
+    for name in ("nlp.pipe, exact", "nlp.pipe, fast"):
+        nlp = spacy.blank("en")
+        model_cfg = {"@architectures": "spacy-elmo.ElmoBiLM.v1", "options_file": str(options), "weight_file": str(weights), "cache_mb": 0}
+        nlp.add_pipe("elmo", config={"model": model_cfg})
+        nlp.initialize()
+        holder = nlp.get_pipe("elmo").model.layers[0].shims[0]._model
+        if name.endswith("fast"):
+            fast = FastBiLM(holder.bilm)
+            holder.bilm = fast
+            setup: Optional[Callable[[], None]] = fast.cache.clear
+        else:
+            setup = None
+
+        def run(sentences: Sentences, nlp=nlp) -> torch.Tensor:
+            docs = list(nlp.pipe([Doc(nlp.vocab, words=words) for words in sentences], batch_size=len(sentences)))
+            out = torch.zeros(len(docs), max(len(d) for d in docs), reference_model.config.output_dim)
+            for i, doc in enumerate(docs):
+                out[i, : len(doc)] = torch.from_numpy(doc._.elmo)
+            return out
+
+        runs[name] = (run, setup)
+    return runs
+
+
 class AllenNlp:
     """AllenNLP's ELMo with the same weights, in its own venv (allennlp_elmo.py), timed one
     call at a time on request."""
 
-    def __init__(self, model: BiLM, size: str, sentences: Sentences, threads: int, workdir: Path):
-        if size == "fixture":
-            options, weights = FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5"
-        else:
-            options, weights = workdir / "options.json", workdir / "weights.hdf5"
-            save_bilm(model, options, weights)
+    def __init__(self, options: Path, weights: Path, sentences: Sentences, threads: int, workdir: Path):
         sentence_file, output = workdir / "sentences.json", workdir / "output.npy"
         sentence_file.write_text(json.dumps(sentences))
         command = [str(ALLENNLP_PYTHON), str(HERE / "allennlp_elmo.py"), str(options), str(weights), str(sentence_file)]
@@ -177,6 +212,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--no-bf16", action="store_true", help="leave out the bf16 fast path")
+    parser.add_argument("--no-pipe", action="store_true", help="leave out the nlp.pipe runs")
     parser.add_argument("--no-allennlp", action="store_true", help="leave out AllenNLP even if its venv exists")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -199,6 +235,9 @@ def main() -> None:
               f"{model.config.n_highway} highway; {load()}")
         runs = project_runs(model, warm_sentences, with_bf16=not args.no_bf16)
         with torch.no_grad(), tempfile.TemporaryDirectory() as workdir:
+            options, weights = model_files(model, size, Path(workdir))
+            if not args.no_pipe:
+                runs.update(pipe_runs(options, weights, model))
             reference = runs["exact"][0](sentences)
             errors = {}
             for name, (run, setup) in runs.items():
@@ -207,7 +246,7 @@ def main() -> None:
                 errors[name] = (run(sentences) - reference).abs().max().item()
             allen = None
             if use_allennlp:
-                allen = AllenNlp(model, size, sentences, args.threads, Path(workdir))
+                allen = AllenNlp(options, weights, sentences, args.threads, Path(workdir))
                 errors[allen.name] = float(numpy.abs(allen.output - reference.numpy()).max())
             try:
                 seconds = time_runs(runs, sentences, args.repeats, allen)
@@ -216,12 +255,12 @@ def main() -> None:
                     allen.close()
         allen_rate = None if allen is None else n_tokens / statistics.median(seconds[allen.name])
         exact_rate = n_tokens / statistics.median(seconds["exact"])
-        print(f"  {'path':<24}{'tokens/s':>10}{'(min-max)':>18}{'vs exact':>10}{'vs AllenNLP':>13}{'max |diff|':>12}")
+        print(f"  {'path':<26}{'tokens/s':>10}{'(min-max)':>18}{'vs exact':>10}{'vs AllenNLP':>13}{'max |diff|':>12}")
         for name, times in seconds.items():
             rate = n_tokens / statistics.median(times)
             spread = f"({n_tokens / max(times):.0f}-{n_tokens / min(times):.0f})"
             versus = "" if allen_rate is None else f"{rate / allen_rate:.2f}x"
-            print(f"  {name:<24}{rate:>10.0f}{spread:>18}{rate / exact_rate:>9.2f}x{versus:>13}{errors[name]:>12.1e}")
+            print(f"  {name:<26}{rate:>10.0f}{spread:>18}{rate / exact_rate:>9.2f}x{versus:>13}{errors[name]:>12.1e}")
         print(f"  {load()}")
 
 

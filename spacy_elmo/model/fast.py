@@ -147,21 +147,24 @@ class FastBiLM(nn.Module):
         return self.bilm.char_encoder.projection.weight.dtype
 
     def _weights(self) -> List[Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]]:
-        """Per layer: input weights, forget-biased biases, recurrent weights (as a transposed
-        view of a (2, 4H, P) copy: the fastest bmm layout on CPU) and projections."""
+        """Per layer: input weights, biases with the forget bias added, recurrent weights and
+        projections, in matmul_dtype. Gate columns are reordered from i, j, f, o to i, f, o, j
+        (one sigmoid and one tanh per step); the recurrent weights are a transposed view of a
+        (2, 4H, P) copy, the fastest bmm layout on CPU."""
         lstm = self.bilm.lstm
         version = _versions(lstm.parameters())
         if self._lstm_weights is None or version != self._lstm_version:
             dtype = self.matmul_dtype or lstm.biases[0].dtype
             H = self.config.lstm_dim
+            i, j, f, o = (torch.arange(k * H, (k + 1) * H) for k in range(4))
+            order = torch.cat([i, f, o, j]).to(lstm.biases[0].device)
             weights = []
             for layer in range(self.config.n_layers):
-                bias = lstm.biases[layer].clone()
-                bias[:, 2 * H : 3 * H] += FORGET_BIAS
-                hidden = lstm.hidden_weights[layer].transpose(1, 2).contiguous().to(dtype).transpose(1, 2)
-                weights.append(
-                    (lstm.input_weights[layer].to(dtype), bias, hidden, lstm.projections[layer].to(dtype))
-                )
+                bias = lstm.biases[layer][:, order].clone()
+                bias[:, H : 2 * H] += FORGET_BIAS
+                hidden = lstm.hidden_weights[layer][:, :, order].transpose(1, 2).contiguous().to(dtype).transpose(1, 2)
+                input_weights = lstm.input_weights[layer][:, :, order].to(dtype)
+                weights.append((input_weights, bias, hidden, lstm.projections[layer].to(dtype)))
             self._lstm_weights, self._lstm_version = weights, version
         return self._lstm_weights
 
@@ -169,41 +172,50 @@ class FastBiLM(nn.Module):
         self, inputs: torch.Tensor, batch_sizes: List[int], state: LstmState
     ) -> Tuple[List[torch.Tensor], LstmState]:
         """Both directions over time-major packed inputs (2, n_packed, P), rows sorted by length
-        so the active rows at each step are a prefix: finished rows keep their state as is."""
+        so the active rows at each step are a prefix; a row's final state is taken at the step
+        after which the batch shrinks past it."""
         cfg = self.config
         dtype = inputs.dtype
         mm_dtype = self.matmul_dtype or dtype
         H = cfg.lstm_dim
         x = inputs
         outputs: List[torch.Tensor] = []
-        final_h, final_c = [], []
+        final_h, final_c = torch.empty_like(state.hidden), torch.empty_like(state.cell)
         for layer, (w_in, bias, w_h, w_p) in enumerate(self._weights()):
             gates_in = torch.matmul(x.to(mm_dtype), w_in).to(dtype).add_(bias[:, None, :])
-            h = state.hidden[:, layer].clone()
-            c = state.cell[:, layer].clone()
+            h, c = state.hidden[:, layer], state.cell[:, layer]
             out = x.new_empty(x.shape)
             start = 0
-            for size in batch_sizes:
+            for t, size in enumerate(batch_sizes):
                 end = start + size
-                gates = torch.bmm(h[:, :size].to(mm_dtype), w_h).to(dtype).add_(gates_in[:, start:end])
-                i, j, f, o = gates.split(H, dim=-1)
-                new_c = torch.sigmoid(f).mul_(c[:, :size]).add_(torch.sigmoid(i).mul_(torch.tanh(j)))
+                if mm_dtype == dtype:
+                    gates = torch.baddbmm(gates_in[:, start:end], h[:, :size], w_h)
+                else:
+                    gates = torch.bmm(h[:, :size].to(mm_dtype), w_h).to(dtype).add_(gates_in[:, start:end])
+                gates[..., : 3 * H].sigmoid_()
+                gates[..., 3 * H :].tanh_()
+                i, f, o, j = gates.split(H, dim=-1)
+                c = torch.addcmul(f * c[:, :size], i, j)
                 if cfg.cell_clip is not None:
-                    new_c.clamp_(-cfg.cell_clip, cfg.cell_clip)
-                new_h = torch.bmm(torch.sigmoid(o).mul_(torch.tanh(new_c)).to(mm_dtype), w_p).to(dtype)
+                    c.clamp_(-cfg.cell_clip, cfg.cell_clip)
+                h = out[:, start:end]
+                cell_out = torch.tanh(c).mul_(o)
+                if mm_dtype == dtype:
+                    torch.bmm(cell_out, w_p, out=h)
+                else:
+                    h.copy_(torch.bmm(cell_out.to(mm_dtype), w_p))
                 if cfg.proj_clip is not None:
-                    new_h.clamp_(-cfg.proj_clip, cfg.proj_clip)
-                c[:, :size] = new_c
-                h[:, :size] = new_h
-                out[:, start:end] = new_h
+                    h.clamp_(-cfg.proj_clip, cfg.proj_clip)
+                remaining = batch_sizes[t + 1] if t + 1 < len(batch_sizes) else 0
+                if remaining < size:
+                    final_h[:, layer, remaining:size] = h[:, remaining:]
+                    final_c[:, layer, remaining:size] = c[:, remaining:]
                 start = end
             if cfg.use_skip_connections and layer > 0:
                 out.add_(x)
             outputs.append(out)
-            final_h.append(h)
-            final_c.append(c)
             x = out
-        return outputs, LstmState(torch.stack(final_h, dim=1), torch.stack(final_c, dim=1))
+        return outputs, LstmState(final_h, final_c)
 
 
 class _Packing:
