@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--steps", type=int, default=5, help="timed steps per preset (after 2 warm-up steps)")
     parser.add_argument("--batch-size", type=int, default=32, help="rows per step (data.batch_size)")
-    parser.add_argument("--lines", type=int, default=2000, help="lines of training text")
+    parser.add_argument("--lines", type=int, default=8000, help="lines of training text (the vocabulary comes from them)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     matmul = matmul_flops_per_second()

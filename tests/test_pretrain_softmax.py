@@ -27,6 +27,7 @@ def test_full_nll_is_cross_entropy_over_the_vocabulary():
     logits = hidden @ softmax.weight.t() + softmax.bias
     expected = -logits.log_softmax(-1)[torch.arange(3), targets]
     assert torch.allclose(softmax.full_nll(hidden, targets), expected, atol=1e-6)
+    assert torch.allclose(softmax.full_nll(hidden, targets, max_logits=7), expected, atol=1e-6)  # a row at a time
 
 
 def test_sampled_nll_corrects_by_expected_count_and_drops_accidental_hits():

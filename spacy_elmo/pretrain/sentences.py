@@ -1,4 +1,6 @@
 """Paragraphs to sentences of token strings, as the pipeline's tokenizer would see them."""
+from contextlib import nullcontext
+from itertools import islice
 from typing import Callable, Iterable, Iterator, List, Optional
 
 import spacy
@@ -16,10 +18,17 @@ def spacy_sentences(lang: str = "en", model: Optional[str] = None, batch_size: i
     rule-based sentencizer. Whitespace tokens are dropped."""
     nlp = _tokenizer_pipeline(lang, model)
 
+    # spaCy >= 3.8 frees the strings of each batch afterwards; the vocabulary would grow
+    # with every new word of a long stream otherwise.
+    memory_zone = getattr(nlp, "memory_zone", nullcontext)
+
     def split(paragraphs: Iterable[str]) -> Iterator[Sentences]:
-        for doc in nlp.pipe(paragraphs, batch_size=batch_size):
-            sentences = [[t.text for t in sent if not t.is_space] for sent in doc.sents]
-            yield [s for s in sentences if s]
+        paragraphs = iter(paragraphs)
+        while block := list(islice(paragraphs, batch_size)):
+            with memory_zone():
+                docs = [[[t.text for t in sent if not t.is_space] for sent in doc.sents] for doc in nlp.pipe(block)]
+            for sentences in docs:
+                yield [s for s in sentences if s]
 
     return split
 
@@ -40,8 +49,8 @@ def _tokenizer_pipeline(lang: str, model: Optional[str]) -> Language:
     if model is None:
         nlp = spacy.blank(lang)
     else:
-        pipeline = spacy.load(model)
-        nlp = spacy.blank(pipeline.lang)
-        nlp.tokenizer = pipeline.tokenizer
+        nlp = spacy.load(model)
+        for name in list(nlp.component_names):
+            nlp.remove_pipe(name)
     nlp.add_pipe("sentencizer")
     return nlp

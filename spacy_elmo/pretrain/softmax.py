@@ -39,10 +39,17 @@ class Softmax(nn.Module):
         self.bias = nn.Parameter(torch.zeros(n_vocab))
         nn.init.normal_(self.weight, std=1.0 / math.sqrt(dim))  # as bilm-tf
 
-    def full_nll(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """Exact negative log-likelihood of each target, hidden (N, P), targets (N,)."""
-        logits = hidden @ self.weight.t().to(hidden.dtype) + self.bias.to(hidden.dtype)
-        return nn.functional.cross_entropy(logits.float(), targets, reduction="none")
+    def full_nll(self, hidden: torch.Tensor, targets: torch.Tensor, max_logits: int = 1 << 24) -> torch.Tensor:
+        """Exact negative log-likelihood of each target, hidden (N, P), targets (N,); the
+        logits are computed for at most ``max_logits`` (rows x vocabulary) at a time."""
+        weight, bias = self.weight.t().to(hidden.dtype), self.bias.to(hidden.dtype)
+        rows = max(1, max_logits // weight.shape[1])
+        return torch.cat(
+            [
+                nn.functional.cross_entropy((h @ weight + bias).float(), t, reduction="none")
+                for h, t in zip(hidden.split(rows), targets.split(rows))
+            ]
+        ) if hidden.shape[0] else hidden.new_zeros(0)
 
     def sampled_nll(self, hidden: torch.Tensor, targets: torch.Tensor, negatives: torch.Tensor, sampler: LogUniformSampler) -> torch.Tensor:
         """Sampled-softmax estimate (Jean et al. 2015, TF's sampled_softmax_loss): each target
