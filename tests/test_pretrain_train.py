@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
 from spacy_elmo.formats.allennlp import load_bilm
+from spacy_elmo.model import preset
 from spacy_elmo.pretrain import BiLanguageModel, TrainingDiverged, load_model_dir, load_settings, pretrain
 from spacy_elmo.pretrain import train as train_module
 from spacy_elmo.pretrain.sentences import spacy_sentences
@@ -205,3 +206,18 @@ def test_cli_reports_bad_input_and_config_errors(tmp_path, text):
     assert dev.exit_code == 1 and "No usable dev text in" in dev.output and "2 line(s) skipped" in dev.output and "2 not UTF-8" in dev.output
     mode = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--data.mode", "windows"])
     assert mode.exit_code == 1 and "data.mode must be one of" in mode.output
+
+
+def test_perplexity_cli_names_a_folder_that_is_not_a_model(tmp_path, text):
+    run = CliRunner().invoke(app, ["perplexity", str(tmp_path), str(text)])
+    assert run.exit_code == 1 and "is not a pretrained biLM folder" in run.output and "options.json" in run.output
+
+
+@pytest.mark.parametrize("name", ["tiny", "small", "original"])
+def test_preset_configs_resolve_to_the_named_sizes_and_bilm_tf_training(name):
+    s = load_settings(REPO / "project" / "configs" / f"pretrain_{name}.cfg")
+    assert s.model == preset(name)
+    optimizer = s.optimizer([torch.nn.Parameter(torch.zeros(1))])
+    assert isinstance(optimizer, torch.optim.Adagrad)
+    assert optimizer.defaults["lr"] == 0.2 and optimizer.defaults["initial_accumulator_value"] == 1.0
+    assert s.training.grad_clip == 10.0 and s.data.mode == "stream" and s.data.unroll_steps == 20
