@@ -204,6 +204,8 @@ def test_cli_reports_bad_input_and_config_errors(tmp_path, text):
     (tmp_path / "latin1.txt").write_bytes("caf\u00e9 cr\u00e8me\n\u00e9t\u00e9\n".encode("latin-1"))
     dev = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--paths.dev", str(tmp_path / "latin1.txt")])
     assert dev.exit_code == 1 and "No usable dev text in" in dev.output and "2 line(s) skipped" in dev.output and "2 not UTF-8" in dev.output
+    zero = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--training.eval_every", "0"])
+    assert zero.exit_code == 1 and "training.eval_every must be at least 1, got 0" in zero.output
     mode = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--data.mode", "windows"])
     assert mode.exit_code == 1 and "data.mode must be one of" in mode.output
 

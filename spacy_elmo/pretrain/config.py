@@ -48,7 +48,10 @@ def adam(lr: float = 0.001, beta1: float = 0.9, beta2: float = 0.999, eps: float
 
 
 class _Section:
-    """A plain config section read into a dataclass; unknown keys are errors."""
+    """A plain config section read into a dataclass; unknown keys and values below their
+    minimum (``_minimum``: setting -> smallest allowed value) are errors."""
+
+    _minimum: Dict[str, float] = {}
 
     @classmethod
     def from_section(cls, name: str, values: Dict[str, Any]):
@@ -56,7 +59,11 @@ class _Section:
         unknown = sorted(set(values) - known)
         if unknown:
             raise ValueError(f"Unknown setting(s) in [{name}]: {', '.join(unknown)}. Known: {', '.join(sorted(known))}.")
-        return cls(**values)
+        section = cls(**values)
+        for key, minimum in cls._minimum.items():
+            if getattr(section, key) < minimum:
+                raise ValueError(f"{name}.{key} must be at least {minimum}, got {getattr(section, key)}.")
+        return section
 
 
 @dataclass
@@ -78,12 +85,14 @@ class SystemSettings(_Section):
 
 @dataclass
 class VocabSettings(_Section):
+    _minimum = {"max_size": 0, "min_count": 1}
     max_size: int = 100_000
     min_count: int = 1
 
 
 @dataclass
 class DataSettings(_Section):
+    _minimum = {"batch_size": 1, "unroll_steps": 1, "max_line_bytes": 1}
     mode: str = "stream"  # stream: stateful truncated BPTT; sentences: stateless sentence batches
     batch_size: int = 32  # rows per step, over all processes
     unroll_steps: int = 20
@@ -93,12 +102,14 @@ class DataSettings(_Section):
 
 @dataclass
 class ObjectiveSettings(_Section):
+    _minimum = {"n_negatives": 0, "dropout": 0.0}
     n_negatives: int = 8192  # sampled softmax negatives per step; 0 (or >= vocab size): full softmax
     dropout: float = 0.1
 
 
 @dataclass
 class TrainingSettings(_Section):
+    _minimum = {"max_steps": 1, "grad_clip": 0.0, "log_every": 1, "eval_every": 1, "dev_batch_size": 1, "max_dev_sentences": 0}
     max_steps: int = 1000
     grad_clip: float = 10.0  # global gradient-norm clipping
     log_every: int = 10
