@@ -20,9 +20,9 @@ def write(path: Path, data: bytes) -> Path:
     return path
 
 
-def test_lines_from_txt_gz_and_jsonl_are_numbered_across_files(tmp_path):
+def test_lines_from_txt_gz_and_jsonl_gz_are_numbered_across_files(tmp_path):
     a = write(tmp_path / "a.txt.gz", b"first paragraph\n\nsecond one\n")
-    b = write(tmp_path / "b.jsonl", json.dumps({"text": "from json"}).encode() + b"\n" + b'{"id": 3}\n')
+    b = write(tmp_path / "b.jsonl.gz", json.dumps({"text": "from json"}).encode() + b"\n" + b'{"id": 3}\n')
     lines = TextLines([a, b])
     assert list(lines) == [(0, "first paragraph"), (2, "second one"), (3, "from json")]
     assert lines.skipped == Counter({'no string "text" field': 1})
