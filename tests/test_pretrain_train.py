@@ -100,9 +100,10 @@ def test_tiny_preset_learns_the_bilm_tf_text_and_model_best_works_in_the_pipelin
         assert f["CNN_proj/W_proj"].shape == (256, 64)
 
     # `perplexity` reproduces the last evaluation from model-best (the best was the last one here).
-    run = CliRunner().invoke(app, ["perplexity", str(out / "model-best"), str(TRAIN_TEXT)])
+    run = CliRunner().invoke(app, ["perplexity", str(out / "model-best"), str(TRAIN_TEXT), "--output", str(tmp_path / "ppl.json")])
     assert run.exit_code == 0, run.output
     assert json.loads(run.output.strip().splitlines()[-1])["mean"] == pytest.approx(dev["mean"], rel=1e-5)
+    assert json.loads((tmp_path / "ppl.json").read_text())["n_tokens"] == dev["n_tokens"]
 
     nlp = spacy.blank("en")
     nlp.add_pipe("elmo", config={"model": {"options_file": str(out / "model-best" / "options.json"), "weight_file": str(out / "model-best" / "weights.hdf5")}})

@@ -1,6 +1,7 @@
 """`perplexity`: evaluate a pretrained biLM's forward and backward LMs on text."""
 import json
 from pathlib import Path
+from typing import Optional
 
 import typer
 from confection import Config
@@ -19,6 +20,7 @@ def perplexity_cli(
     text: Path = typer.Argument(..., help="Text to score: .txt, .txt.gz, .jsonl or a folder."),
     batch_size: int = typer.Option(64, help="Sentences per batch."),
     max_sentences: int = typer.Option(0, help="Score only this many sentences (0: all)."),
+    output: Optional[Path] = typer.Option(None, help="Also write the result to this JSON file."),
 ) -> None:
     """Print forward, backward and mean perplexity (full softmax, sentences scored independently),
     tokenizing the text as the model's config.cfg says (spaCy's blank English tokenizer if absent)."""
@@ -37,4 +39,8 @@ def perplexity_cli(
         raise typer.Exit(1)
     if lines.describe_skipped():
         typer.echo(f"Warning: {lines.describe_skipped()}", err=True)
-    typer.echo(json.dumps(result.to_dict()))
+    figures = {**result.to_dict(), "model": str(model_dir), "text": str(text)}
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    typer.echo(json.dumps(figures))
