@@ -16,8 +16,9 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m pip install -q -e ".[test,transformers]"
 	touch $(STAMP)
 
+# The project's demo: tiny biLM pretraining, NER with and without ELMo, a printed table.
 demo: $(STAMP)
-	$(PY) -m spacy_elmo demo
+	$(PY) -m spacy project run demo .
 
 test: $(STAMP)
 	$(PY) -m pytest -q
