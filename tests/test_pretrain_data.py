@@ -29,6 +29,14 @@ def test_lines_from_txt_gz_and_jsonl_gz_are_numbered_across_files(tmp_path):
     assert list(lines.read(start=3)) == [(3, "from json")]
 
 
+def test_interleaved_files_are_read_in_turn(tmp_path):
+    a = write(tmp_path / "a.txt", b"a1\na2\na3\n")
+    b = write(tmp_path / "b.txt.gz", b"b1\n")
+    lines = TextLines([a, b], interleave=True)
+    assert list(lines) == [(0, "a1"), (1, "b1"), (2, "a2"), (3, "a3")]
+    assert list(lines.read(start=2)) == [(2, "a2"), (3, "a3")]
+
+
 def test_bad_lines_are_skipped_and_counted(tmp_path):
     text = "good line\n".encode() + b"caf\xe9 latin-1\n" + b"x" * 5000 + b"\nlast line\n"
     lines = TextLines(write(tmp_path / "t.txt", text), max_line_bytes=1000)

@@ -8,6 +8,8 @@ import gzip
 import io
 import json
 from collections import Counter
+from contextlib import ExitStack
+from itertools import chain
 from pathlib import Path
 from typing import IO, Iterator, List, Sequence, Tuple, Union
 
@@ -44,17 +46,27 @@ def find_text_files(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
 class TextLines:
     """Iterate the usable lines of some text files, numbered across files.
 
+    With ``interleave`` the files are read in turn, one line of each (so a training stream
+    over several corpora mixes them from the start); otherwise one file after the other.
     ``skipped`` counts the lines left out by reason in the first complete pass (training
     reads the text again and again); blank lines are numbered but not counted as skipped.
     ``start`` skips that many lines (used to resume) without decoding them.
     """
 
-    def __init__(self, paths: Union[PathLike, Sequence[PathLike]], *, max_line_bytes: int = 1_000_000, text_field: str = "text"):
+    def __init__(
+        self,
+        paths: Union[PathLike, Sequence[PathLike]],
+        *,
+        max_line_bytes: int = 1_000_000,
+        text_field: str = "text",
+        interleave: bool = False,
+    ):
         if max_line_bytes < 1:
             raise ValueError(f"max_line_bytes must be positive, got {max_line_bytes}.")
         self.files = find_text_files(paths)
         self.max_line_bytes = max_line_bytes
         self.text_field = text_field
+        self.interleave = interleave
         self.skipped: Counter = Counter()
         self._counted_a_pass = False
 
@@ -63,17 +75,18 @@ class TextLines:
 
     def read(self, start: int = 0) -> Iterator[Tuple[int, str]]:
         skipped = self.skipped if start == 0 and not self._counted_a_pass else Counter()
-        index = 0
-        for path in self.files:
-            is_json = path.name.endswith((".jsonl", ".jsonl.gz"))
-            with _open(path) as f:
-                for raw in _raw_lines(f, self.max_line_bytes, path):
-                    index += 1
-                    if index <= start:
-                        continue
-                    text = self._decode(raw, is_json, skipped)
-                    if text:
-                        yield index - 1, text
+        with ExitStack() as files:
+            per_file = [
+                _raw_lines(files.enter_context(_open(path)), self.max_line_bytes, path, path.name.endswith((".jsonl", ".jsonl.gz")))
+                for path in self.files
+            ]
+            lines = _round_robin(per_file) if self.interleave else chain.from_iterable(per_file)
+            for index, (raw, is_json) in enumerate(lines):
+                if index < start:
+                    continue
+                text = self._decode(raw, is_json, skipped)
+                if text:
+                    yield index, text
         if skipped is self.skipped:
             self._counted_a_pass = True
 
@@ -131,8 +144,9 @@ def _open(path: Path) -> IO[bytes]:
     return f
 
 
-def _raw_lines(f: IO[bytes], max_bytes: int, path: Path) -> Iterator[bytes]:
-    """Each line's bytes, or _TOO_LONG for a line over max_bytes (read and dropped in chunks)."""
+def _raw_lines(f: IO[bytes], max_bytes: int, path: Path, is_json: bool) -> Iterator[Tuple[bytes, bool]]:
+    """(bytes, is_json) of each line; bytes is _TOO_LONG for a line over max_bytes (read and
+    dropped in chunks)."""
     try:
         while True:
             line = f.readline(max_bytes + 1)
@@ -141,8 +155,20 @@ def _raw_lines(f: IO[bytes], max_bytes: int, path: Path) -> Iterator[bytes]:
             if len(line) > max_bytes and not line.endswith(b"\n"):
                 while line and not line.endswith(b"\n"):
                     line = f.readline(_CHUNK)
-                yield _TOO_LONG
+                yield _TOO_LONG, is_json
             else:
-                yield line
+                yield line, is_json
     except (OSError, EOFError, io.UnsupportedOperation) as err:
         raise CorpusError(f"Reading text file {path} failed ({err}); the file may be truncated or corrupt.") from None
+
+
+def _round_robin(iterators: List[Iterator]) -> Iterator:
+    """One item of each iterator in turn, until all are exhausted."""
+    active = list(iterators)
+    while active:
+        for it in list(active):
+            item = next(it, None)
+            if item is None:
+                active.remove(it)
+            else:
+                yield item

@@ -84,7 +84,9 @@ class Trainer:
             for stale in (self.out / METRICS, self.checkpoint_path):
                 stale.unlink(missing_ok=True)
 
-        self.train_lines = TextLines(settings.paths.train, max_line_bytes=data.max_line_bytes, text_field=data.text_field)
+        self.train_lines = TextLines(
+            settings.paths.train, max_line_bytes=data.max_line_bytes, text_field=data.text_field, interleave=data.interleave_files
+        )
         self.dev_lines = (
             TextLines(settings.paths.dev, max_line_bytes=data.max_line_bytes, text_field=data.text_field) if settings.paths.dev else None
         )
