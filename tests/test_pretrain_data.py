@@ -144,3 +144,15 @@ def test_sentence_mode_pads_one_sentence_per_row(tmp_path):
     assert not batch.token_chars[0].any()
     long_windows = list(sentence_windows(list("abcdefg"), 3))
     assert [len(f) for f, _ in long_windows] == [4, 4, 3]  # 8 targets: 7 words and </S>
+
+
+def test_sentence_mode_cuts_long_sentences_and_starts_each_sentence_afresh(tmp_path):
+    path = write(tmp_path / "t.txt", b"a b c d e\nf\n")
+    vocab = Vocabulary.build([["a", "b", "c", "d", "e", "f"]], max_size=10)
+    streams = RowStreams(TextLines(path), whitespace_sentences(), rows=range(0, 1), n_rows=1)
+    batcher = WindowBatcher(streams, vocab, CharacterIds(), unroll_steps=3, mode="sentences")
+    assert not batcher.stateful
+    words = vocab.words
+    got = [batcher.next_batch() for _ in range(3)]
+    assert [[words[i] for i in b.targets[0, 0]] for b in got] == [["a", "b", "c"], ["d", "e", "</S>"], ["f", "</S>"]]
+    assert [[words[i] for i in b.targets[1, 0]] for b in got] == [["e", "d", "c"], ["b", "a", "<S>"], ["f", "<S>"]]

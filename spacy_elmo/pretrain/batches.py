@@ -150,13 +150,12 @@ class WindowBatcher:
         if self.mode == "stream":
             while len(forward) < needed:
                 self._push(row, self.streams.next_sentence(row))
-        elif len(forward) < 2:
-            forward.clear(), backward.clear()
+        elif not forward:  # sentences: the row's previous sentence is finished
             self._push(row, self.streams.next_sentence(row))
         windows = forward[:needed], backward[:needed]
         del forward[: self.unroll_steps], backward[: self.unroll_steps]
-        if len(forward) < 2 and self.mode == "sentences":
-            forward.clear(), backward.clear()
+        if self.mode == "sentences" and len(forward) < 2:  # only its last target is left
+            del forward[:], backward[:]
         return windows
 
     def _push(self, row: int, sentence: List[str]) -> None:
