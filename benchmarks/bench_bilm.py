@@ -12,17 +12,15 @@ is left out when that venv is absent.
 Other processes share the CPU: the load average is printed with the figures.
 """
 import argparse
-import gzip
 import json
 import os
 import platform
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy
 import torch
