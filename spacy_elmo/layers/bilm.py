@@ -14,6 +14,7 @@ from torch import nn
 from ..chars import CharacterIds
 from ..formats.allennlp import load_bilm, read_options
 from ..model import BiLM, BiLMConfig, preset as get_preset
+from ..model.fast import FastBiLM
 from .cache import FeatureCache
 from .sequences import Sequence, doc_sequences, segment_ids, sequence_ranges
 
@@ -38,11 +39,16 @@ class BiLMHolder(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.bilm: Optional[BiLM] = None
+        self._fast: List[FastBiLM] = []  # a list, so it is no submodule and never serialised
 
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         if self.bilm is None:
             raise ValueError("The ELMo biLM has no weights yet: call nlp.initialize() (or load a saved pipeline) first.")
-        return self.bilm(char_ids).layers
+        if torch.is_grad_enabled():
+            return self.bilm(char_ids).layers
+        if not self._fast or self._fast[0].bilm is not self.bilm:
+            self._fast = [FastBiLM(self.bilm)]
+        return self._fast[0](char_ids).layers
 
 
 @registry.architectures("spacy-elmo.ElmoBiLM.v1")
