@@ -13,7 +13,7 @@ $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[test,transformers]"
+	$(PY) -m pip install -q -e ".[test,transformers,project]"
 	touch $(STAMP)
 
 # The project's demo: tiny biLM pretraining, NER with and without ELMo, a printed table.

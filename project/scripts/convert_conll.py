@@ -24,10 +24,9 @@ def iob1_to_iob2(tags: List[str]) -> List[str]:
     return converted
 
 
-def read_conll2003(path: Path, limit: Optional[int] = None) -> Iterator[Tuple[List[str], List[str]]]:
-    """(words, IOB2 tags) per sentence, at most ``limit`` sentences."""
-    words: List[str] = []
-    tags: List[str] = []
+def read_conll2003_columns(path: Path, limit: Optional[int] = None) -> Iterator[List[List[str]]]:
+    """The (token, POS, chunk, NER) rows of each sentence, at most ``limit`` sentences."""
+    rows: List[List[str]] = []
     count = 0
     with Path(path).open(encoding="utf-8") as lines:
         for line in lines:
@@ -35,16 +34,21 @@ def read_conll2003(path: Path, limit: Optional[int] = None) -> Iterator[Tuple[Li
             if fields and fields[0] != "-DOCSTART-":
                 if len(fields) != 4:
                     raise ValueError(f"{path}: expected 4 columns (token POS chunk NER), got {line!r}.")
-                words.append(fields[0])
-                tags.append(fields[3])
-            elif words:
-                yield words, iob1_to_iob2(tags)
+                rows.append(fields)
+            elif rows:
+                yield rows
                 count += 1
-                words, tags = [], []
+                rows = []
                 if limit is not None and count >= limit:
                     return
-    if words:
-        yield words, iob1_to_iob2(tags)
+    if rows:
+        yield rows
+
+
+def read_conll2003(path: Path, limit: Optional[int] = None) -> Iterator[Tuple[List[str], List[str]]]:
+    """(words, IOB2 tags) per sentence, at most ``limit`` sentences."""
+    for rows in read_conll2003_columns(path, limit):
+        yield [r[0] for r in rows], iob1_to_iob2([r[3] for r in rows])
 
 
 def conll_to_docbin(path: Path, limit: Optional[int] = None) -> DocBin:
