@@ -1,5 +1,7 @@
 """options.json + weights.hdf5: bit-exact round trip and clear errors for bad files."""
 import json
+import os
+import stat
 import shutil
 from pathlib import Path
 
@@ -114,3 +116,13 @@ def test_loading_does_not_touch_the_fixture(tmp_path):
     before = copy.read_bytes()
     load_bilm(FIXTURES / "allennlp/options.json", copy)
     assert copy.read_bytes() == before
+
+
+def test_written_files_get_the_usual_permissions(tmp_path):
+    old = os.umask(0o022)
+    try:
+        save_bilm(BiLM(TINY), tmp_path / "o.json", tmp_path / "w.hdf5")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "w.hdf5").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "o.json").stat().st_mode) == 0o644

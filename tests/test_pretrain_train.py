@@ -1,6 +1,7 @@
 """Pretraining end to end: learning, model folders, resume, divergence, fine-tuning, CLI."""
 import json
 import math
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -94,6 +95,9 @@ def test_tiny_preset_learns_the_bilm_tf_text_and_model_best_works_in_the_pipelin
         assert sorted(p.name for p in (out / name).iterdir()) == [
             "config.cfg", "metrics.jsonl", "options.json", "softmax_weights.hdf5", "vocab.txt", "weights.hdf5",
         ]
+        # Not the 0600/0700 of temporary files: readable like anything else written under the umask.
+        assert (out / name).stat().st_mode & 0o055 == 0o055 & ~_umask()
+        assert (out / name / "weights.hdf5").stat().st_mode & 0o044 == 0o044 & ~_umask()
     # The published layout: bilm-tf's dataset names and shapes.
     with h5py.File(out / "model-best" / "weights.hdf5") as f:
         assert f["RNN_0/RNN/MultiRNNCell/Cell0/LSTMCell/W_0"].shape == (64 + 64, 4 * 256)
@@ -224,3 +228,9 @@ def test_preset_configs_resolve_to_the_named_sizes_and_bilm_tf_training(name):
     assert isinstance(optimizer, torch.optim.Adagrad)
     assert optimizer.defaults["lr"] == 0.2 and optimizer.defaults["initial_accumulator_value"] == 1.0
     assert s.training.grad_clip == 10.0 and s.data.mode == "stream" and s.data.unroll_steps == 20
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

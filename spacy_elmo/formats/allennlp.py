@@ -4,8 +4,6 @@ This is the only module that knows the hdf5 key names. TF stores dense kernels a
 (in, out) and convolutions as (1, width, in, out); the torch modules hold (out, in).
 """
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Dict, Iterator, Tuple, Union
 
@@ -13,6 +11,7 @@ import h5py
 import numpy
 import torch
 
+from ..atomic import atomic_write
 from ..model.bilm import BiLM
 from ..model.config import BiLMConfig
 
@@ -38,7 +37,7 @@ def read_options(options_file: PathLike) -> BiLMConfig:
 
 
 def write_options(config: BiLMConfig, options_file: PathLike) -> None:
-    _atomic_write(Path(options_file), lambda tmp: Path(tmp).write_text(json.dumps(config.to_options(), indent=2) + "\n"))
+    atomic_write(Path(options_file), lambda tmp: Path(tmp).write_text(json.dumps(config.to_options(), indent=2) + "\n"))
 
 
 def load_bilm(options_file: PathLike, weight_file: PathLike) -> BiLM:
@@ -85,7 +84,7 @@ def save_bilm(model: BiLM, options_file: PathLike, weight_file: PathLike) -> Non
             for key, param in _parameter_map(model):
                 f.create_dataset(key, data=_to_tf_layout(key, param.detach().float().cpu().numpy()))
 
-    _atomic_write(Path(weight_file), write)
+    atomic_write(Path(weight_file), write)
 
 
 def _parameter_map(model: BiLM) -> Iterator[Tuple[str, torch.Tensor]]:
@@ -165,15 +164,3 @@ def _existing(path: PathLike, what: str) -> Path:
         raise ElmoFormatError(f"ELMo {what} {path} is a directory; pass the file inside it.")
     return path
 
-
-def _atomic_write(path: Path, write) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

@@ -3,6 +3,7 @@
 Layout: options.json + weights.hdf5 (the published bilm-tf/AllenNLP format),
 softmax_weights.hdf5 (softmax/W, softmax/b), vocab.txt, config.cfg and metrics.jsonl.
 """
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Optional, Tuple, Union
 
 from confection import Config
 
+from ..atomic import default_mode
 from ..formats.allennlp import load_bilm, save_bilm
 from .language_model import BiLanguageModel
 from .vocab import Vocabulary
@@ -34,6 +36,7 @@ def save_model_dir(
             config.to_disk(tmp / CONFIG)
         if metrics is not None and metrics.exists():
             shutil.copyfile(metrics, tmp / METRICS)
+        os.chmod(tmp, default_mode(directory=True))
         old = path.with_name(f".{path.name}.old")
         if path.exists():
             shutil.rmtree(old, ignore_errors=True)

@@ -9,7 +9,8 @@ import numpy
 import torch
 from torch import nn
 
-from ..formats.allennlp import ElmoFormatError, _atomic_write
+from ..atomic import atomic_write
+from ..formats.allennlp import ElmoFormatError
 
 
 class LogUniformSampler:
@@ -71,7 +72,7 @@ class Softmax(nn.Module):
                 f.create_dataset("softmax/W", data=self.weight.detach().float().cpu().numpy())
                 f.create_dataset("softmax/b", data=self.bias.detach().float().cpu().numpy())
 
-        _atomic_write(Path(path), write)
+        atomic_write(Path(path), write)
 
     def load(self, path: Union[str, Path]) -> None:
         """Copy softmax/W and softmax/b from an hdf5 file, checking their shapes."""
