@@ -144,6 +144,7 @@ def _plot(result: Dict, path: Path) -> None:
         for i, name in enumerate(names):
             weights = result["learned_mixes"][name]["weights"]
             ax.bar(numpy.arange(len(weights)) + i * width, weights, width, label=name)
+        ax.set_xticks(numpy.arange(len(weights)) + width * (len(names) - 1) / 2, [str(k) for k in range(len(weights))])
         ax.set_xlabel("biLM layer")
         ax.set_ylabel("softmax mix weight")
         ax.legend(fontsize=7)

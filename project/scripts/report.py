@@ -74,6 +74,7 @@ def _plot_sample_efficiency(summary: Dict[str, Dict], plot: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     curves: Dict[str, List] = {}
     for name, entry in summary.items():
@@ -88,6 +89,8 @@ def _plot_sample_efficiency(summary: Dict[str, Dict], plot: Path) -> None:
         xs, ys = zip(*sorted(points))
         ax.plot(xs, ys, marker="o", label=system)
     ax.set_xscale("log")
+    ax.set_xticks(sorted({x for points in curves.values() for x, _ in points}))
+    ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
     ax.set_xlabel("% of training sentences")
     ax.set_ylabel("test score (x100)")
     ax.legend()
