@@ -48,12 +48,13 @@ class BiLM(nn.Module):
             mask = (char_ids > 0).any(dim=-1)
         flat_ids = char_ids.reshape(-1, char_ids.shape[-1])
         flat_mask = mask.reshape(-1)
-        out = flat_ids.new_zeros(flat_ids.shape[0], self.config.projection_dim, dtype=self._dtype())
+        out = flat_ids.new_zeros(flat_ids.shape[0], self.config.projection_dim, dtype=self.dtype)
         if flat_mask.any():
             out = out.index_put((flat_mask.nonzero().squeeze(1),), self.char_encoder(flat_ids[flat_mask]).to(out.dtype))
         return out.view(*char_ids.shape[:-1], self.config.projection_dim)
 
-    def _dtype(self) -> torch.dtype:
+    @property
+    def dtype(self) -> torch.dtype:
         return self.char_encoder.projection.weight.dtype
 
     def forward(self, char_ids: torch.Tensor, state: Optional[LstmState] = None) -> BiLMOutput:
@@ -93,7 +94,7 @@ class BiLM(nn.Module):
 
     def _empty_output(self, mask: torch.Tensor) -> BiLMOutput:
         cfg = self.config
-        layers = mask.new_zeros(cfg.n_output_layers, *mask.shape, cfg.output_dim, dtype=self._dtype())
+        layers = mask.new_zeros(cfg.n_output_layers, *mask.shape, cfg.output_dim, dtype=self.dtype)
         return BiLMOutput(layers, mask, self.lstm.zero_state(0, layers))
 
 

@@ -128,7 +128,7 @@ class FastBiLM(nn.Module):
         """Char-CNN vectors (n, projection_dim) of (n, max_chars) real token ids: each distinct
         row computed once, cached across calls while the weights stay the same."""
         if char_ids.shape[0] == 0:
-            return char_ids.new_zeros(0, self.config.projection_dim, dtype=self._dtype())
+            return char_ids.new_zeros(0, self.config.projection_dim, dtype=self.bilm.dtype)
         unique, inverse = torch.unique(char_ids, dim=0, return_inverse=True)
         if self.cache.max_entries == 0:
             return encode_characters(self.bilm.char_encoder, unique)[inverse]
@@ -142,9 +142,6 @@ class FastBiLM(nn.Module):
                 found[i] = vector
                 self.cache.put(keys[i], vector.clone())  # a clone: a view would pin the batch
         return torch.stack(found)[inverse]
-
-    def _dtype(self) -> torch.dtype:
-        return self.bilm.char_encoder.projection.weight.dtype
 
     def _weights(self) -> List[Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]]:
         """Per layer: input weights, biases with the forget bias added, recurrent weights and
