@@ -63,17 +63,38 @@ def test_subsample_with_rest_is_a_disjoint_split(tmp_path):
     assert sorted(dev + train) == sorted(f"doc{i}" for i in range(50))
 
 
-def test_report_averages_seeds(tmp_path):
+def _write_run(root, name, seed, metric, value):
+    run = root / name / f"seed-{seed}"
+    run.mkdir(parents=True)
+    metrics = {
+        "name": name, "seed": seed, "config": f"project/configs/{name.split('-')[0]}.cfg", "test_data": "corpus/ner/test.spacy",
+        "overrides": ["--paths.train", "t.spacy", "--training.max_steps", "2000"],
+        "train_seconds": 10.0, "test": {metric: value, "speed": 100.0},
+    }
+    (run / "metrics.json").write_text(json.dumps(metrics))
+
+
+def test_report_averages_seeds_and_pairs_systems(tmp_path):
     report = _load("report")
-    for seed, f in [(0, 0.80), (1, 0.90)]:
-        run = tmp_path / "ner-elmo-10pct" / f"seed-{seed}"
-        run.mkdir(parents=True)
-        metrics = {"name": "ner-elmo-10pct", "seed": seed, "train_seconds": 10.0, "test": {"ents_f": f, "speed": 100.0}}
-        (run / "metrics.json").write_text(json.dumps(metrics))
-    result = CliRunner().invoke(_cli(report.main), [str(tmp_path), str(tmp_path / "out.md")])
+    runs = tmp_path / "runs"
+    for seed, (base, elmo) in enumerate([(0.70, 0.80), (0.72, 0.90)]):
+        _write_run(runs, "ner-baseline-10pct", seed, "ents_f", base)
+        _write_run(runs, "ner-elmo-10pct", seed, "ents_f", elmo)
+    _write_run(runs, "sst5-baseline", 0, "cats_micro_f", 0.40)
+    _write_run(runs, "sst5-trf", 0, "cats_micro_f", 0.45)
+    layers = tmp_path / "layers.json"
+    layers.write_text(json.dumps({"probes": {"pos": {"accuracy_per_layer": [0.8, 0.85, 0.9], "majority_baseline": 0.2, "best_layer": 2}}}))
+    result = CliRunner().invoke(_cli(report.main), [str(runs), str(tmp_path / "out.md"), "--layers", str(layers)])
     assert result.exit_code == 0, result.output
-    table = (tmp_path / "out.md").read_text()
-    assert "| ner-elmo-10pct | NER F1 (test) | 85.00 ± 7.07 | 0: 80.00, 1: 90.00 | 10 | 100 |" in table
+    text = (tmp_path / "out.md").read_text()
+    assert "| ner-elmo-10pct | ner.cfg, 2000 | ner/test.spacy | NER F1 | 85.00 ± 7.07 | 0: 80.00, 1: 90.00 | 10 | 100 |" in text
+    assert "| ner-10pct | 71.00 | 85.00 | **+14.00** | - |" in text
+    assert "| sst5 | 40.00 | - | - | 45.00 |" in text
+    assert "| ner-10pct: ELMo >= baseline + 5.0 | +14.00 | yes |" in text
+    assert "| ner-100pct: ELMo >= baseline + 2.0 | not run | - |" in text
+    assert "| POS probe best on layer 1 | layer 2 (80.00 / 85.00 / 90.00) | no |" in text
+    summary = json.loads((tmp_path / "out.json").read_text())
+    assert summary["comparison"]["ner-10pct"]["elmo_minus_baseline"] == pytest.approx(0.14)
 
 
 def _cli(function):

@@ -1,7 +1,10 @@
-"""Aggregate OUT_DIR/*/seed-*/metrics.json into a markdown table (mean ± std over seeds) and
-a JSON summary; plot the sample-efficiency curve where runs at several fractions exist.
+"""Write the project's report: the biLM (size, pretraining, perplexity), every task run
+(mean ± std over seeds, per seed, training time, speed), ELMo against the baseline, the
+issue's targets as measured, and the layer probes. Also a JSON summary and the
+sample-efficiency plot.
 
-    python project/scripts/report.py EXPERIMENTS_DIR project/report.md [--extra metrics.json ...]
+    python project/scripts/report.py EXPERIMENTS_DIR project/report/results.md \\
+        [--plot sample_efficiency.png] [--bilm BILM_DIR] [--perplexity p.json ...] [--layers layers.json]
 """
 import json
 import statistics
@@ -11,7 +14,10 @@ from typing import Dict, List, Optional
 import typer
 
 # Main metric per task, as spaCy names them. For single-label textcat micro F = accuracy.
-MAIN_METRIC = {"ents_f": "NER F1 (test)", "cats_micro_f": "accuracy (test)"}
+MAIN_METRIC = {"ents_f": "NER F1", "cats_micro_f": "accuracy"}
+# The issue's targets: ELMo minus baseline, in points, per setting.
+TARGETS = {"ner-100pct": 2.0, "ner-10pct": 5.0, "sst5": 2.0}
+POS_TARGET_LAYER = 1
 
 
 def _main_metric(test: Dict[str, float]) -> str:
@@ -21,10 +27,20 @@ def _main_metric(test: Dict[str, float]) -> str:
     raise ValueError(f"no known metric among {sorted(test)}")
 
 
-def _fmt(values: List[float]) -> str:
+def _mean_std(values: List[float]) -> str:
     mean = statistics.mean(values)
     std = statistics.stdev(values) if len(values) > 1 else 0.0
     return f"{100 * mean:.2f} ± {100 * std:.2f}"
+
+
+def _override(overrides: List[str], key: str) -> Optional[str]:
+    """The value given to KEY in a list of spaCy command-line overrides."""
+    for i, arg in enumerate(overrides):
+        if arg == key and i + 1 < len(overrides):
+            return overrides[i + 1]
+        if arg.startswith(key + "="):
+            return arg.split("=", 1)[1]
+    return None
 
 
 def summarise(experiments: Path) -> Dict[str, Dict]:
@@ -37,33 +53,153 @@ def summarise(experiments: Path) -> Dict[str, Dict]:
             "train_seconds": run["train_seconds"],
             "words_per_second": run["test"].get("speed"),
         }
+        entry["config"] = Path(run.get("config", "?")).name
+        entry["steps"] = _override(run.get("overrides", []), "--training.max_steps")
+        entry["evaluated_on"] = "/".join(Path(run["test_data"]).parts[-2:]) if "test_data" in run else "-"
+    for entry in summary.values():
+        entry["mean"] = statistics.mean(s["test"] for s in entry["seeds"].values())
     return summary
+
+
+def compare_systems(summary: Dict[str, Dict]) -> Dict[str, Dict]:
+    """Pair '<task>-baseline[-<setting>]' with '<task>-elmo[-...]' and '<task>-trf[-...]'."""
+    rows: Dict[str, Dict] = {}
+    for name, entry in summary.items():
+        task, sep, setting = name.partition("-baseline")
+        if not sep:
+            continue
+        row: Dict[str, Optional[float]] = {"baseline": entry["mean"], "n_seeds": len(entry["seeds"])}
+        for system in ("elmo", "trf"):
+            other = summary.get(f"{task}-{system}{setting}")
+            row[system] = other["mean"] if other else None
+        if row["elmo"] is not None:
+            row["elmo_minus_baseline"] = row["elmo"] - row["baseline"]
+        rows[f"{task}{setting}"] = row
+    return rows
+
+
+def task_table(summary: Dict[str, Dict]) -> List[str]:
+    lines = [
+        "| setting | config, steps | evaluated on | metric | mean ± std over seeds (x100) | per seed | train time (s, mean) | eval words/s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, entry in summary.items():
+        seeds = entry["seeds"]
+        per_seed = ", ".join(f"{k}: {100 * v['test']:.2f}" for k, v in sorted(seeds.items()))
+        seconds = statistics.mean(s["train_seconds"] for s in seeds.values())
+        speed = [s["words_per_second"] for s in seeds.values() if s["words_per_second"]]
+        speed_text = f"{statistics.mean(speed):.0f}" if speed else "-"
+        scores = [s["test"] for s in seeds.values()]
+        lines.append(
+            f"| {name} | {entry['config']}, {entry['steps'] or 'config'} | {entry['evaluated_on']} | {MAIN_METRIC[entry['metric']]} | {_mean_std(scores)} | {per_seed} | {seconds:.0f} | {speed_text} |"
+        )
+    return lines
+
+
+def comparison_table(rows: Dict[str, Dict]) -> List[str]:
+    lines = [
+        "| setting | baseline | + ELMo | ELMo - baseline | MiniLM-L6 (spacy-transformers) |",
+        "|---|---|---|---|---|",
+    ]
+    points = lambda v: "-" if v is None else f"{100 * v:.2f}"  # noqa: E731
+    for setting, row in rows.items():
+        delta = row.get("elmo_minus_baseline")
+        delta_text = "-" if delta is None else f"**{100 * delta:+.2f}**"
+        lines.append(f"| {setting} | {points(row['baseline'])} | {points(row['elmo'])} | {delta_text} | {points(row['trf'])} |")
+    return lines
+
+
+def target_table(rows: Dict[str, Dict], layers: Optional[Dict]) -> List[str]:
+    lines = ["| target | measured | met |", "|---|---|---|"]
+    for setting, points in TARGETS.items():
+        delta = rows.get(setting, {}).get("elmo_minus_baseline")
+        if delta is None:
+            lines.append(f"| {setting}: ELMo >= baseline + {points:.1f} | not run | - |")
+        else:
+            met = "yes" if 100 * delta >= points else "no"
+            lines.append(f"| {setting}: ELMo >= baseline + {points:.1f} | {100 * delta:+.2f} | {met} |")
+    pos = (layers or {}).get("probes", {}).get("pos")
+    if pos is None:
+        lines.append(f"| POS probe best on layer {POS_TARGET_LAYER} | not run | - |")
+    else:
+        accuracies = " / ".join(f"{100 * a:.2f}" for a in pos["accuracy_per_layer"])
+        met = "yes" if pos["best_layer"] == POS_TARGET_LAYER else "no"
+        lines.append(f"| POS probe best on layer {POS_TARGET_LAYER} | layer {pos['best_layer']} ({accuracies}) | {met} |")
+    return lines
+
+
+def bilm_section(bilm: Path, perplexity: List[Path]) -> List[str]:
+    import h5py
+
+    options = json.loads((bilm / "model-best" / "options.json").read_text())
+    weights = bilm / "model-best" / "weights.hdf5"
+    sizes: List[int] = []
+    with h5py.File(weights, "r") as f:
+        f.visititems(lambda _, obj: sizes.append(obj.size) if isinstance(obj, h5py.Dataset) else None)
+    n_params = sum(sizes)
+    lstm, cnn = options["lstm"], options["char_cnn"]
+    lines = [
+        f"- Size: LSTM {lstm['dim']}, projection {lstm['projection_dim']}, {lstm['n_layers']} layers, "
+        f"char CNN {sum(n for _, n in cnn['filters'])} filters, {cnn['n_highway']} highway; "
+        f"{n_params / 1e6:.2f}M parameters, weights.hdf5 {weights.stat().st_size / 1e6:.1f} MB "
+        f"(the softmax used only for pretraining not counted).",
+    ]
+    log = bilm / "metrics.jsonl"
+    if log.exists():
+        last = json.loads(log.read_text().strip().splitlines()[-1])
+        lines.append(
+            f"- Pretraining: {last['step']:,} steps, {last['tokens']:,} tokens, "
+            f"{last['elapsed_seconds'] / 60:.0f} minutes ({last['tokens'] / last['elapsed_seconds']:,.0f} tokens/s)."
+        )
+    if perplexity:
+        lines += ["", "| text | forward | backward | mean | tokens |", "|---|---|---|---|---|"]
+        for path in perplexity:
+            p = json.loads(path.read_text())
+            lines.append(
+                f"| {Path(p['text']).name} | {p['forward']:.1f} | {p['backward']:.1f} | {p['mean']:.1f} | {p['n_tokens']:,} |"
+            )
+    return lines
+
+
+def layers_section(layers: Dict) -> List[str]:
+    lines = ["| probe (token accuracy, x100) | layer 0 | layer 1 | layer 2 | majority |", "|---|---|---|---|---|"]
+    for task, probe in layers["probes"].items():
+        cells = " | ".join(f"{100 * a:.2f}" for a in probe["accuracy_per_layer"])
+        lines.append(f"| {task} | {cells} | {100 * probe['majority_baseline']:.2f} |")
+        if "entity_token_accuracy_per_layer" in probe:
+            cells = " | ".join(f"{100 * a:.2f}" for a in probe["entity_token_accuracy_per_layer"])
+            lines.append(f"| {task}, entity tokens only | {cells} | - |")
+    if layers.get("learned_mixes"):
+        lines += ["", "| learned mix | layer 0 | layer 1 | layer 2 | gamma |", "|---|---|---|---|---|"]
+        for name, mix in layers["learned_mixes"].items():
+            cells = " | ".join(f"{w:.3f}" for w in mix["weights"])
+            lines.append(f"| {name} | {cells} | {mix['gamma']:.3f} |")
+    return lines
 
 
 def main(
     experiments: Path = typer.Argument(..., exists=True, file_okay=False),
     output: Path = typer.Argument(...),
     plot: Optional[Path] = typer.Option(None, help="PNG for the sample-efficiency curve."),
+    bilm: Optional[Path] = typer.Option(None, help="The pretraining output folder (model-best, metrics.jsonl)."),
+    perplexity: List[Path] = typer.Option([], help="Perplexity JSON files from `python -m spacy_elmo perplexity`."),
+    layers: Optional[Path] = typer.Option(None, help="layers.json from probe_layers.py."),
 ) -> None:
     summary = summarise(experiments)
-    lines = [
-        "| setting | metric | mean ± std over seeds (x100) | per seed | train time (s, mean) | eval words/s |",
-        "|---|---|---|---|---|---|",
-    ]
-    for name, entry in summary.items():
-        seeds = entry["seeds"]
-        scores = [s["test"] for s in seeds.values()]
-        per_seed = ", ".join(f"{k}: {100 * v['test']:.2f}" for k, v in sorted(seeds.items()))
-        seconds = statistics.mean(s["train_seconds"] for s in seeds.values())
-        speed = [s["words_per_second"] for s in seeds.values() if s["words_per_second"]]
-        speed_text = f"{statistics.mean(speed):.0f}" if speed else "-"
-        lines.append(
-            f"| {name} | {MAIN_METRIC[entry['metric']]} | {_fmt(scores)} | {per_seed} | {seconds:.0f} | {speed_text} |"
-        )
+    rows = compare_systems(summary)
+    layer_data = json.loads(layers.read_text()) if layers is not None and layers.exists() else None
+    sections: List[str] = []
+    if bilm is not None:
+        sections += ["## The biLM", "", *bilm_section(bilm, perplexity), ""]
+    sections += ["## ELMo against the baseline (evaluation set, mean over seeds, x100)", "", *comparison_table(rows), ""]
+    sections += ["## Targets", "", *target_table(rows, layer_data), ""]
+    sections += ["## Every setting", "", *task_table(summary), ""]
+    if layer_data is not None:
+        sections += ["## Layers: linear probes and learned mixes", "", *layers_section(layer_data), ""]
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text("\n".join(lines) + "\n")
-    output.with_suffix(".json").write_text(json.dumps(summary, indent=2) + "\n")
-    typer.echo("\n".join(lines))
+    output.write_text("\n".join(sections))
+    output.with_suffix(".json").write_text(json.dumps({"runs": summary, "comparison": rows}, indent=2) + "\n")
+    typer.echo("\n".join(sections))
     if plot is not None:
         _plot_sample_efficiency(summary, plot)
 
@@ -80,8 +216,7 @@ def _plot_sample_efficiency(summary: Dict[str, Dict], plot: Path) -> None:
     for name, entry in summary.items():
         system, _, fraction = name.rpartition("-")
         if fraction.endswith("pct") and fraction[:-3].isdigit():
-            scores = [s["test"] for s in entry["seeds"].values()]
-            curves.setdefault(system, []).append((int(fraction[:-3]), 100 * statistics.mean(scores)))
+            curves.setdefault(system, []).append((int(fraction[:-3]), 100 * entry["mean"]))
     if not curves:
         return
     fig, ax = plt.subplots(figsize=(5, 3.5))

@@ -49,6 +49,7 @@ def main(
             "name": name,
             "seed": seed,
             "config": str(config),
+            "test_data": str(test_data),
             "overrides": overrides,
             "train_seconds": round(train_seconds, 1),
             "dev": best_meta.get("performance", {}),
