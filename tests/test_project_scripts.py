@@ -84,7 +84,7 @@ def test_report_averages_seeds_and_pairs_systems(tmp_path):
     _write_run(runs, "sst5-trf", 0, "cats_micro_f", 0.45)
     layers = tmp_path / "layers.json"
     layers.write_text(json.dumps({"probes": {"pos": {"accuracy_per_layer": [0.8, 0.85, 0.9], "majority_baseline": 0.2, "best_layer": 2}}}))
-    result = CliRunner().invoke(_cli(report.main), [str(runs), str(tmp_path / "out.md"), "--layers", str(layers)])
+    result = CliRunner().invoke(_cli(report.main), [str(runs), str(tmp_path / "out.md"), "--layers", str(layers), "--archive", str(tmp_path / "kept")])
     assert result.exit_code == 0, result.output
     text = (tmp_path / "out.md").read_text()
     assert "| ner-elmo-10pct | ner.cfg, 2000 | ner/test.spacy | NER F1 | 85.00 ± 7.07 | 0: 80.00, 1: 90.00 | 10 | 100 |" in text
@@ -93,6 +93,9 @@ def test_report_averages_seeds_and_pairs_systems(tmp_path):
     assert "| ner-10pct: ELMo >= baseline + 5.0 | +14.00 | yes |" in text
     assert "| ner-100pct: ELMo >= baseline + 2.0 | not run | - |" in text
     assert "| POS probe best on layer 1 | layer 2 (80.00 / 85.00 / 90.00) | no |" in text
+    kept = sorted(p.name for p in (tmp_path / "kept" / "runs").iterdir())
+    assert kept == ["ner-baseline-10pct-seed-0.json", "ner-baseline-10pct-seed-1.json", "ner-elmo-10pct-seed-0.json",
+                    "ner-elmo-10pct-seed-1.json", "sst5-baseline-seed-0.json", "sst5-trf-seed-0.json"]
     summary = json.loads((tmp_path / "out.json").read_text())
     assert summary["comparison"]["ner-10pct"]["elmo_minus_baseline"] == pytest.approx(0.14)
 

@@ -4,9 +4,11 @@ issue's targets as measured, and the layer probes. Also a JSON summary and the
 sample-efficiency plot.
 
     python project/scripts/report.py EXPERIMENTS_DIR project/report/results.md \\
-        [--plot sample_efficiency.png] [--bilm BILM_DIR] [--perplexity p.json ...] [--layers layers.json]
+        [--plot sample_efficiency.png] [--bilm BILM_DIR] [--perplexity p.json ...] [--layers layers.json] \\
+        [--archive project/report]
 """
 import json
+import shutil
 import statistics
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -184,11 +186,18 @@ def main(
     bilm: Optional[Path] = typer.Option(None, help="The pretraining output folder (model-best, metrics.jsonl)."),
     perplexity: List[Path] = typer.Option([], help="Perplexity JSON files from `python -m spacy_elmo perplexity`."),
     layers: Optional[Path] = typer.Option(None, help="layers.json from probe_layers.py."),
+    archive: Optional[Path] = typer.Option(None, help="Copy the run records here, to commit with the report."),
 ) -> None:
     summary = summarise(experiments)
     rows = compare_systems(summary)
     layer_data = json.loads(layers.read_text()) if layers is not None and layers.exists() else None
-    sections: List[str] = []
+    sections: List[str] = [
+        "# Results",
+        "",
+        f"Written by `python project/scripts/report.py` from {len(list(experiments.glob('*/seed-*/metrics.json')))} runs "
+        "(one `metrics.json` each, kept in `runs/`); scores x100 on each setting's evaluation set.",
+        "",
+    ]
     if bilm is not None:
         sections += ["## The biLM", "", *bilm_section(bilm, perplexity), ""]
     sections += ["## ELMo against the baseline (evaluation set, mean over seeds, x100)", "", *comparison_table(rows), ""]
@@ -202,6 +211,22 @@ def main(
     typer.echo("\n".join(sections))
     if plot is not None:
         _plot_sample_efficiency(summary, plot)
+    if archive is not None:
+        archive_records(experiments, bilm, archive)
+
+
+def archive_records(experiments: Path, bilm: Optional[Path], archive: Path) -> None:
+    """Each run's metrics.json as runs/NAME-seed-S.json; the biLM's pretraining log, options
+    and config under pretrain/ (records only: no weights)."""
+    (archive / "runs").mkdir(parents=True, exist_ok=True)
+    for path in sorted(experiments.glob("*/seed-*/metrics.json")):
+        target = archive / "runs" / f"{path.parent.parent.name}-{path.parent.name}.json"
+        shutil.copyfile(path, target)
+    if bilm is not None:
+        (archive / "pretrain").mkdir(parents=True, exist_ok=True)
+        for source in (bilm / "metrics.jsonl", bilm / "model-best" / "options.json", bilm / "model-best" / "config.cfg"):
+            if source.exists():
+                shutil.copyfile(source, archive / "pretrain" / source.name)
 
 
 def _plot_sample_efficiency(summary: Dict[str, Dict], plot: Path) -> None:
