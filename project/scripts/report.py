@@ -195,13 +195,14 @@ def main(
         "# Results",
         "",
         f"Written by `python project/scripts/report.py` from {len(list(experiments.glob('*/seed-*/metrics.json')))} runs "
-        "(one `metrics.json` each, kept in `runs/`); scores x100 on each setting's evaluation set.",
+        f"(one `metrics.json` each{', kept in `runs/`' if archive else ''}); scores x100 on each setting's evaluation set.",
         "",
     ]
     if bilm is not None:
         sections += ["## The biLM", "", *bilm_section(bilm, perplexity), ""]
     sections += ["## ELMo against the baseline (evaluation set, mean over seeds, x100)", "", *comparison_table(rows), ""]
-    sections += ["## Targets", "", *target_table(rows, layer_data), ""]
+    if layer_data is not None or any(setting in rows for setting in TARGETS):
+        sections += ["## Targets", "", *target_table(rows, layer_data), ""]
     sections += ["## Every setting", "", *task_table(summary), ""]
     if layer_data is not None:
         sections += ["## Layers: linear probes and learned mixes", "", *layers_section(layer_data), ""]
