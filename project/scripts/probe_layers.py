@@ -147,7 +147,7 @@ def _plot(result: Dict, path: Path) -> None:
         ax.set_xticks(numpy.arange(len(weights)) + width * (len(names) - 1) / 2, [str(k) for k in range(len(weights))])
         ax.set_xlabel("biLM layer")
         ax.set_ylabel("softmax mix weight")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
