@@ -8,7 +8,7 @@ import torch
 from spacy_elmo.chars import CharacterIds
 from spacy_elmo.formats.allennlp import load_bilm
 from spacy_elmo.model import BiLM, preset
-from spacy_elmo.model.fast import FastBiLM, encode_characters
+from spacy_elmo.model.fast import FastBiLM, _best_split, _PADDING_CHAR, encode_by_length, encode_characters
 
 FIXTURES = Path(__file__).parents[1] / ".." / "shared" / "data" / "elmo_fixtures"
 FIXTURE_MODELS = {
@@ -81,6 +81,17 @@ def test_trimmed_single_matmul_char_cnn_equals_character_encoder(small):
         for rows in (ids, long_ids):
             expected = small.char_encoder(rows)
             assert (encode_characters(small.char_encoder, rows) - expected).abs().max().item() <= 1e-5
+
+
+def test_short_and_long_tokens_run_apart_with_the_same_vectors(small):
+    words = ["a", "of", "the", "cat", "sat", "on", "mat", "to", "is", "I"] * 3 + ["internationalisation", "x" * 40]
+    rows = _ids([words])[0]
+    lengths = (rows != _PADDING_CHAR).sum(dim=1)
+    split = _best_split(lengths)
+    assert split is not None and (lengths <= split).sum() == 30  # the two long words run apart
+    assert _best_split(lengths[:30]) is None  # similar lengths: one group
+    with torch.no_grad():
+        assert (encode_by_length(small.char_encoder, rows) - small.char_encoder(rows)).abs().max().item() <= 1e-5
 
 
 def test_cache_is_bounded_and_dropped_when_char_weights_change():
