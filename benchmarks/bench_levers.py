@@ -15,7 +15,7 @@ import torch
 from bench_bilm import BATCH_SIZE, N_WARM_SENTENCES, load, make_model, read_sentences
 from spacy_elmo.chars import CharacterIds
 from spacy_elmo.model import BiLM
-from spacy_elmo.model.fast import FastBiLM, _conv_max, _Packing, encode_characters
+from spacy_elmo.model.fast import FastBiLM, _conv_max, _Packing, encode_by_length, encode_characters
 
 
 Runs = Dict[str, Tuple[Callable[[], object], Optional[Callable[[], None]]]]
@@ -50,6 +50,10 @@ def char_cnn_runs(fast: FastBiLM, token_ids: torch.Tensor, warm_ids: torch.Tenso
         unique, inverse = torch.unique(token_ids, dim=0, return_inverse=True)
         return encode_characters(encoder, unique)[inverse]
 
+    def by_length() -> torch.Tensor:
+        unique, inverse = torch.unique(token_ids, dim=0, return_inverse=True)
+        return encode_by_length(encoder, unique)[inverse]
+
     def warm_cache() -> None:
         fast.cache.clear()
         fast.embed_char_ids(warm_ids)
@@ -59,6 +63,7 @@ def char_cnn_runs(fast: FastBiLM, token_ids: torch.Tensor, warm_ids: torch.Tenso
         "  unfold + matmul per filter, 50 slots": (untrimmed_per_filter, None),
         "  + slots trimmed, one matmul": (lambda: encode_characters(encoder, token_ids), None),
         "  + each distinct token once": (deduplicated, None),
+        "  + short and long tokens apart": (by_length, None),
         "  + cache warm from 256 other sentences": (lambda: fast.embed_char_ids(token_ids), warm_cache),
     }
 
