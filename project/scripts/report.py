@@ -45,9 +45,14 @@ def _override(overrides: List[str], key: str) -> Optional[str]:
     return None
 
 
-def summarise(experiments: Path) -> Dict[str, Dict]:
+def run_records(experiments: Path) -> List[Path]:
+    """EXPERIMENTS/NAME/seed-S/metrics.json, one per finished run."""
+    return sorted(experiments.glob("*/seed-*/metrics.json"))
+
+
+def summarise(records: List[Path]) -> Dict[str, Dict]:
     summary: Dict[str, Dict] = {}
-    for path in sorted(experiments.glob("*/seed-*/metrics.json")):
+    for path in records:
         run = json.loads(path.read_text())
         entry = summary.setdefault(run["name"], {"metric": _main_metric(run["test"]), "seeds": {}})
         entry["seeds"][run["seed"]] = {
@@ -131,18 +136,15 @@ def target_table(rows: Dict[str, Dict], layers: Optional[Dict]) -> List[str]:
 
 
 def bilm_section(bilm: Path, perplexity: List[Path]) -> List[str]:
-    import h5py
+    from spacy_elmo.formats.allennlp import load_bilm
 
-    options = json.loads((bilm / "model-best" / "options.json").read_text())
     weights = bilm / "model-best" / "weights.hdf5"
-    sizes: List[int] = []
-    with h5py.File(weights, "r") as f:
-        f.visititems(lambda _, obj: sizes.append(obj.size) if isinstance(obj, h5py.Dataset) else None)
-    n_params = sum(sizes)
-    lstm, cnn = options["lstm"], options["char_cnn"]
+    model = load_bilm(bilm / "model-best" / "options.json", weights)
+    c = model.config
+    n_params = sum(p.numel() for p in model.parameters())
     lines = [
-        f"- Size: LSTM {lstm['dim']}, projection {lstm['projection_dim']}, {lstm['n_layers']} layers, "
-        f"char CNN {sum(n for _, n in cnn['filters'])} filters, {cnn['n_highway']} highway; "
+        f"- Size: LSTM {c.lstm_dim}, projection {c.projection_dim}, {c.n_layers} layers, "
+        f"char CNN {c.n_filters} filters, {c.n_highway} highway; "
         f"{n_params / 1e6:.2f}M parameters, weights.hdf5 {weights.stat().st_size / 1e6:.1f} MB "
         f"(the softmax used only for pretraining not counted).",
     ]
@@ -188,13 +190,14 @@ def main(
     layers: Optional[Path] = typer.Option(None, help="layers.json from probe_layers.py."),
     archive: Optional[Path] = typer.Option(None, help="Copy the run records here, to commit with the report."),
 ) -> None:
-    summary = summarise(experiments)
+    records = run_records(experiments)
+    summary = summarise(records)
     rows = compare_systems(summary)
     layer_data = json.loads(layers.read_text()) if layers is not None and layers.exists() else None
     sections: List[str] = [
         "# Results",
         "",
-        f"Written by `python project/scripts/report.py` from {len(list(experiments.glob('*/seed-*/metrics.json')))} runs "
+        f"Written by `python project/scripts/report.py` from {len(records)} runs "
         f"(one `metrics.json` each{', kept in `runs/`' if archive else ''}); scores x100 on each setting's evaluation set.",
         "",
     ]
@@ -213,14 +216,14 @@ def main(
     if plot is not None:
         _plot_sample_efficiency(summary, plot)
     if archive is not None:
-        archive_records(experiments, bilm, archive)
+        archive_records(records, bilm, archive)
 
 
-def archive_records(experiments: Path, bilm: Optional[Path], archive: Path) -> None:
+def archive_records(records: List[Path], bilm: Optional[Path], archive: Path) -> None:
     """Each run's metrics.json as runs/NAME-seed-S.json; the biLM's pretraining log, options
     and config under pretrain/ (records only: no weights)."""
     (archive / "runs").mkdir(parents=True, exist_ok=True)
-    for path in sorted(experiments.glob("*/seed-*/metrics.json")):
+    for path in records:
         target = archive / "runs" / f"{path.parent.parent.name}-{path.parent.name}.json"
         shutil.copyfile(path, target)
     if bilm is not None:
