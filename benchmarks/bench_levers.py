@@ -46,13 +46,12 @@ def char_cnn_runs(fast: FastBiLM, token_ids: torch.Tensor, warm_ids: torch.Tenso
             x = highway(x)
         return encoder.projection(x)
 
-    def deduplicated() -> torch.Tensor:
-        unique, inverse = torch.unique(token_ids, dim=0, return_inverse=True)
-        return encode_characters(encoder, unique)[inverse]
+    def distinct_once(encode: Callable[[torch.nn.Module, torch.Tensor], torch.Tensor]) -> Callable[[], torch.Tensor]:
+        def run() -> torch.Tensor:
+            unique, inverse = torch.unique(token_ids, dim=0, return_inverse=True)
+            return encode(encoder, unique)[inverse]
 
-    def by_length() -> torch.Tensor:
-        unique, inverse = torch.unique(token_ids, dim=0, return_inverse=True)
-        return encode_by_length(encoder, unique)[inverse]
+        return run
 
     def warm_cache() -> None:
         fast.cache.clear()
@@ -62,8 +61,8 @@ def char_cnn_runs(fast: FastBiLM, token_ids: torch.Tensor, warm_ids: torch.Tenso
         "char CNN: Conv1d, 50 slots (exact path)": (lambda: encoder(token_ids), None),
         "  unfold + matmul per filter, 50 slots": (untrimmed_per_filter, None),
         "  + slots trimmed, one matmul": (lambda: encode_characters(encoder, token_ids), None),
-        "  + each distinct token once": (deduplicated, None),
-        "  + short and long tokens apart": (by_length, None),
+        "  + each distinct token once": (distinct_once(encode_characters), None),
+        "  + short and long tokens apart": (distinct_once(encode_by_length), None),
         "  + cache warm from 256 other sentences": (lambda: fast.embed_char_ids(token_ids), warm_cache),
     }
 

@@ -266,15 +266,14 @@ def _best_split(lengths: torch.Tensor) -> Optional[int]:
     per token) when tokens of length <= L and > L run apart; None when no split saves at
     least a fifth of them."""
     counts = torch.bincount(lengths).tolist()
-    longest = len(counts) - 1
-    whole = sum(counts) * (longest + 1)
+    total, longest = len(lengths), len(counts) - 1
+    whole = total * (longest + 1)
     best, best_cost, below = None, whole, 0
-    for length in range(longest):
-        below += counts[length]
-        if below and counts[length]:
-            cost = below * (length + 1) + (sum(counts) - below) * (longest + 1)
-            if cost < best_cost:
-                best, best_cost = length, cost
+    for length, count in enumerate(counts[:-1]):
+        below += count
+        cost = below * (length + 1) + (total - below) * (longest + 1)
+        if count and cost < best_cost:
+            best, best_cost = length, cost
     return best if best_cost <= 0.8 * whole else None
 
 
