@@ -1,13 +1,13 @@
 """Tokens/s of ELMo inference: the exact path, the fast path and AllenNLP 2.10.1, side by side.
 
 For each size (the fixture model, and the published 'small' and 'original' sizes with random
-weights) it runs 32 real sentences of 20-30 tokens as one batch, text (token lists) in and the
-mixed ELMo vectors out, and prints the median tokens/s over --repeats interleaved runs, the
-speed-up over AllenNLP and the largest difference from the exact path. AllenNLP runs in its
-own venv (benchmarks/install_allennlp.sh) as a subprocess, with the same weights; its column
-is left out when that venv is absent.
+weights) it runs --batch-size real sentences (32 unless told) of 20-30 tokens as one batch,
+text (token lists) in and the mixed ELMo vectors out, and prints the median tokens/s over
+--repeats interleaved runs, the speed-up over AllenNLP and the largest difference from the
+exact path. AllenNLP runs in its own venv (benchmarks/install_allennlp.sh) as a subprocess,
+with the same weights; its column is left out when that venv is absent.
 
-    python benchmarks/bench_bilm.py [--sizes fixture small original] [--repeats 7] [--threads 2]
+    python benchmarks/bench_bilm.py [--sizes fixture small original] [--repeats 7] [--threads 2] [--batch-size 32]
 
 Other processes share the CPU: the load average is printed with the figures.
 """
@@ -215,14 +215,15 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", default=["fixture", "small", "original"], choices=["fixture", "tiny", "small", "medium", "original"])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="sentences per batch, for every path")
     parser.add_argument("--no-bf16", action="store_true", help="leave out the bf16 fast path")
     parser.add_argument("--no-pipe", action="store_true", help="leave out the nlp.pipe runs")
     parser.add_argument("--no-allennlp", action="store_true", help="leave out AllenNLP even if its venv exists")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    sentences, source = read_sentences(BATCH_SIZE)
-    warm_sentences, _ = read_sentences(N_WARM_SENTENCES, skip=BATCH_SIZE)
+    sentences, source = read_sentences(args.batch_size)
+    warm_sentences, _ = read_sentences(N_WARM_SENTENCES, skip=args.batch_size)
     n_tokens = sum(len(s) for s in sentences)
     print(f"spacy-elmo biLM benchmark: torch {torch.__version__}, {args.threads} threads, {platform.processor() or platform.machine()}")
     print(f"{len(sentences)} sentences, {n_tokens} tokens, from {source}; median of {args.repeats} runs")

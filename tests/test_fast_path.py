@@ -74,6 +74,28 @@ def test_fast_path_equals_exact_path_on_small_size_random_weights(small):
     assert fast.forward_tokens(SENTENCES).layers.shape == exact.layers.shape
 
 
+@pytest.mark.parametrize("chunk_rows", [1, 7])
+def test_input_gate_chunks_and_unkept_scratch_give_the_same_outputs(small, chunk_rows):
+    """Many chunks of input gates (one step each, or a few), and scratch tensors too large to
+    keep (fresh ones each step), on a batch with repeated tokens and a carried state."""
+    fast = FastBiLM(small, chunk_rows=chunk_rows)
+    fast._workspace.max_bytes = 0
+    ids = _ids(SENTENCES)
+    with torch.no_grad():
+        exact = small(ids)
+        _assert_same(exact, fast(ids))
+        _assert_same(small(ids, exact.state), fast(ids, exact.state))
+
+
+def test_empty_batches_keep_their_shapes(small):
+    with torch.no_grad():
+        for ids in (torch.zeros(0, 4, 50, dtype=torch.long), torch.zeros(2, 0, 50, dtype=torch.long)):
+            exact, fast = small(ids), FastBiLM(small)(ids)
+            assert fast.layers.shape == exact.layers.shape and fast.mask.shape == exact.mask.shape
+            assert fast.state.hidden.shape == exact.state.hidden.shape
+            assert torch.allclose(fast.state.cell, exact.state.cell, atol=TOLERANCE)
+
+
 def test_trimmed_single_matmul_char_cnn_equals_character_encoder(small):
     ids = _ids([["a", "bb", "the", "Wednesday", "1,234.5"]])[0]
     long_ids = _ids([["y" * 49, "z"]])[0]

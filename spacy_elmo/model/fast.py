@@ -6,11 +6,16 @@ Levers, each measured in benchmarks/bench_bilm.py:
   token keeps at least one all-padding window), short and long tokens in two groups when
   that saves a fifth of the windows, all filters as one unfold + matmul;
 - LSTM: rows sorted by length and packed time-major, so padding is never computed and no
-  masking is needed; the forget bias folded into the input projection; recurrent weights
-  laid out for the fastest CPU matmul; optionally bf16 matmuls (fp32 cell state).
+  masking is needed; the first layer's input gates computed once per distinct token (they
+  depend on the token alone); the other layers' input gates in chunks of steps, one matmul
+  each; the forget bias folded into the input projection; scratch tensors reused across
+  steps and calls (fresh multi-MB tensors are page-faulted anew each time); optionally bf16
+  matmuls (fp32 cell state).
 """
+import itertools
+import math
 from collections import OrderedDict
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import torch
 from torch import nn
@@ -60,15 +65,27 @@ class FastBiLM(nn.Module):
     It shares the BiLM's parameters (no copy) and runs without autograd; train or fine-tune
     through the BiLM itself. ``cache_size`` bounds the token-vector cache (0 disables it);
     ``matmul_dtype=torch.bfloat16`` runs the LSTM matmuls in bf16 (not within 1e-4 of fp32;
-    see the benchmark for its measured error).
+    see the benchmark for its measured error); ``chunk_rows`` bounds the packed rows whose
+    input gates are computed in one matmul. Scratch memory kept between calls: about
+    (chunk_rows + 2 x batch) x 8 x lstm_dim floats (~140 MB on the original size at batch
+    32). Not thread-safe: give each thread its own FastBiLM.
     """
 
-    def __init__(self, bilm: BiLM, *, cache_size: int = 100_000, matmul_dtype: Optional[torch.dtype] = None):
+    def __init__(
+        self,
+        bilm: BiLM,
+        *,
+        cache_size: int = 100_000,
+        matmul_dtype: Optional[torch.dtype] = None,
+        chunk_rows: int = 1024,
+    ):
         super().__init__()
         self.bilm = bilm
         self.config = bilm.config
         self.cache = TokenVectorCache(cache_size)
         self.matmul_dtype = matmul_dtype
+        self.chunk_rows = chunk_rows
+        self._workspace = _Workspace()
         self._character_ids = CharacterIds(bilm.config.max_characters_per_token)
         self._lstm_weights: Optional[List[Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]]] = None
         self._lstm_version: Optional[Tuple[int, ...]] = None
@@ -92,22 +109,20 @@ class FastBiLM(nn.Module):
         mask = (char_ids > 0).any(dim=-1)
         lengths = mask.sum(dim=1)
         real_ids = char_ids[mask]  # (n_real, max_chars), row-major order
-        vectors = self.embed_char_ids(torch.cat([real_ids, self.bilm.boundary_char_ids]))
-        P = cfg.projection_dim
-        # Table of LSTM inputs: real tokens, then <S>, then </S>.
         n_real = real_ids.shape[0]
-        bos_index, eos_index = n_real, n_real + 1
+        # The distinct tokens' vectors, <S> and </S> among them, and each real token's row.
+        table, table_index = self.distinct_vectors(torch.cat([real_ids, self.bilm.boundary_char_ids]))
+        bos_index, eos_index = table_index[n_real:].tolist()
 
         packing = _Packing(lengths + 2)
         token_index = torch.zeros(batch, n_tokens, dtype=torch.long, device=device)
-        token_index[mask] = torch.arange(n_real, device=device)
-        fwd_source, bwd_source = packing.sources(token_index[packing.order], lengths[packing.order], bos_index, eos_index)
-        inputs = torch.stack([vectors[fwd_source], vectors[bwd_source]])  # (2, n_packed, P)
+        token_index[mask] = table_index[:n_real]
+        sources = torch.stack(packing.sources(token_index[packing.order], lengths[packing.order], bos_index, eos_index))
 
         if state is None:
-            state = self.bilm.lstm.zero_state(batch, vectors)
+            state = self.bilm.lstm.zero_state(batch, table)
         sorted_state = LstmState(state.hidden[:, :, packing.order], state.cell[:, :, packing.order])
-        outputs, final_sorted = self._run_lstm(inputs, packing.batch_sizes, sorted_state)
+        outputs, final_sorted = self._run_lstm(table, sources, packing.batch_sizes, sorted_state)
         inverse = packing.inverse_order
         final_state = LstmState(final_sorted.hidden[:, :, inverse], final_sorted.cell[:, :, inverse])
 
@@ -117,8 +132,8 @@ class FastBiLM(nn.Module):
         sorted_row = inverse[row]
         fwd_pos = packing.offsets[k + 1] + sorted_row
         bwd_pos = packing.offsets[lengths[row] - k] + sorted_row
-        layers = vectors.new_zeros(cfg.n_output_layers, batch, n_tokens, 2 * P)
-        token_vectors = vectors[:n_real]
+        layers = table.new_zeros(cfg.n_output_layers, batch, n_tokens, 2 * cfg.projection_dim)
+        token_vectors = table[table_index[:n_real]]
         layers[0][mask] = torch.cat([token_vectors, token_vectors], dim=-1)
         for i, out in enumerate(outputs, start=1):
             layers[i][mask] = torch.cat([out[0, fwd_pos], out[1, bwd_pos]], dim=-1)
@@ -126,13 +141,20 @@ class FastBiLM(nn.Module):
 
     @torch.no_grad()
     def embed_char_ids(self, char_ids: torch.Tensor) -> torch.Tensor:
-        """Char-CNN vectors (n, projection_dim) of (n, max_chars) real token ids: each distinct
-        row computed once, cached across calls while the weights stay the same."""
+        """Char-CNN vectors (n, projection_dim) of (n, max_chars) real token ids."""
+        table, index = self.distinct_vectors(char_ids)
+        return table[index]
+
+    @torch.no_grad()
+    def distinct_vectors(self, char_ids: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Char-CNN vectors of the distinct rows of (n, max_chars) real token ids, and each
+        row's index among them; cached across calls while the weights stay the same."""
         if char_ids.shape[0] == 0:
-            return char_ids.new_zeros(0, self.config.projection_dim, dtype=self.bilm.dtype)
+            empty = char_ids.new_zeros(0, self.config.projection_dim, dtype=self.bilm.dtype)
+            return empty, char_ids.new_zeros(0, dtype=torch.long)
         unique, inverse = torch.unique(char_ids, dim=0, return_inverse=True)
         if self.cache.max_entries == 0:
-            return encode_by_length(self.bilm.char_encoder, unique)[inverse]
+            return encode_by_length(self.bilm.char_encoder, unique), inverse
         self.cache.check_weights(_versions(self.bilm.char_encoder.parameters()))
         keys = [row.tobytes() for row in unique.cpu().numpy()]
         found = [self.cache.get(key) for key in keys]
@@ -142,13 +164,12 @@ class FastBiLM(nn.Module):
             for i, vector in zip(missing, computed):
                 found[i] = vector
                 self.cache.put(keys[i], vector.clone())  # a clone: a view would pin the batch
-        return torch.stack(found)[inverse]
+        return torch.stack(found), inverse
 
     def _weights(self) -> List[Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]]:
         """Per layer: input weights, biases with the forget bias added, recurrent weights and
         projections, in matmul_dtype. Gate columns are reordered from i, j, f, o to i, f, o, j
-        (one sigmoid and one tanh per step); the recurrent weights are a transposed view of a
-        (2, 4H, P) copy, the fastest bmm layout on CPU."""
+        (one sigmoid and one tanh per step)."""
         lstm = self.bilm.lstm
         version = _versions(lstm.parameters())
         if self._lstm_weights is None or version != self._lstm_version:
@@ -160,50 +181,64 @@ class FastBiLM(nn.Module):
             for layer in range(self.config.n_layers):
                 bias = lstm.biases[layer][:, order].clone()
                 bias[:, H : 2 * H] += FORGET_BIAS
-                hidden = lstm.hidden_weights[layer][:, :, order].transpose(1, 2).contiguous().to(dtype).transpose(1, 2)
-                input_weights = lstm.input_weights[layer][:, :, order].to(dtype)
-                weights.append((input_weights, bias, hidden, lstm.projections[layer].to(dtype)))
+                hidden = lstm.hidden_weights[layer][:, :, order].to(dtype).contiguous()
+                input_weights = lstm.input_weights[layer][:, :, order].to(dtype).contiguous()
+                weights.append((input_weights, bias, hidden, lstm.projections[layer].to(dtype).contiguous()))
             self._lstm_weights, self._lstm_version = weights, version
         return self._lstm_weights
 
     def _run_lstm(
-        self, inputs: torch.Tensor, batch_sizes: List[int], state: LstmState
+        self, table: torch.Tensor, sources: torch.Tensor, batch_sizes: List[int], state: LstmState
     ) -> Tuple[List[torch.Tensor], LstmState]:
-        """Both directions over time-major packed inputs (2, n_packed, P), rows sorted by length
-        so the active rows at each step are a prefix; a row's final state is taken at the step
-        after which the batch shrinks past it."""
+        """Both directions over time-major packed steps, rows sorted by length so the active
+        rows at each step are a prefix. The first layer reads rows of ``table`` (n, P) at
+        ``sources`` (2, n_packed): its input gates are computed once per table row, as they
+        depend on the token alone. A row's final state is taken at the step after which the
+        batch shrinks past it. Scratch tensors come from the workspace (no allocation per step)."""
         cfg = self.config
-        dtype = inputs.dtype
-        mm_dtype = self.matmul_dtype or dtype
-        H = cfg.lstm_dim
-        x = inputs
+        H, P = cfg.lstm_dim, cfg.projection_dim
+        space = self._workspace
+        n_packed = sources.shape[1]
+        ends = list(itertools.accumulate(batch_sizes))
         outputs: List[torch.Tensor] = []
         final_h, final_c = torch.empty_like(state.hidden), torch.empty_like(state.cell)
+        x = table
         for layer, (w_in, bias, w_h, w_p) in enumerate(self._weights()):
-            gates_in = torch.matmul(x.to(mm_dtype), w_in).to(dtype).add_(bias[:, None, :])
-            h, c = state.hidden[:, layer], state.cell[:, layer]
-            out = x.new_empty(x.shape)
+            if layer == 0:
+                table_gates = table.new_empty(2, table.shape[0], 4 * H)
+                self._product(table.expand(2, -1, -1), w_in, out=table_gates).add_(bias[:, None, :])
+                flat_gates = table_gates.view(-1, 4 * H)
+                gate_rows = sources + torch.tensor([[0], [table.shape[0]]], device=sources.device)
+            chunk_start = chunk_end = 0
+            h, c = state.hidden[:, layer].contiguous(), state.cell[:, layer]
+            out = table.new_empty(2, n_packed, P)
             start = 0
-            for t, size in enumerate(batch_sizes):
-                end = start + size
-                if mm_dtype == dtype:
-                    gates = torch.baddbmm(gates_in[:, start:end], h[:, :size], w_h)
+            for t, (size, end) in enumerate(zip(batch_sizes, ends)):
+                gates = space.get("step_gates", (2, size, 4 * H), table)
+                if layer == 0:
+                    torch.index_select(flat_gates, 0, gate_rows[:, start:end].reshape(-1), out=gates.view(-1, 4 * H))
                 else:
-                    gates = torch.bmm(h[:, :size].to(mm_dtype), w_h).to(dtype).add_(gates_in[:, start:end])
+                    if end > chunk_end:  # input gates of the next steps, up to chunk_rows rows
+                        chunk_start = start
+                        chunk_end = max(e for e in ends[t:] if e - start <= self.chunk_rows or e == end)
+                        chunk = space.get("chunk_gates", (2, chunk_end - chunk_start, 4 * H), table)
+                        self._product(x[:, chunk_start:chunk_end], w_in, out=chunk).add_(bias[:, None, :])
+                    gates.copy_(chunk[:, start - chunk_start : end - chunk_start])
+                self._add_product(gates, h[:, :size], w_h)
                 gates[..., : 3 * H].sigmoid_()
                 gates[..., 3 * H :].tanh_()
                 i, f, o, j = gates.split(H, dim=-1)
-                c = torch.addcmul(f * c[:, :size], i, j)
+                c_next = space.get(f"cell{t % 2}", (2, size, H), table)
+                torch.mul(f, c[:, :size], out=c_next).addcmul_(i, j)
                 if cfg.cell_clip is not None:
-                    c.clamp_(-cfg.cell_clip, cfg.cell_clip)
-                h = out[:, start:end]
-                cell_out = torch.tanh(c).mul_(o)
-                if mm_dtype == dtype:
-                    torch.bmm(cell_out, w_p, out=h)
-                else:
-                    h.copy_(torch.bmm(cell_out.to(mm_dtype), w_p))
+                    c_next.clamp_(-cfg.cell_clip, cfg.cell_clip)
+                cell_out = space.get("cell_out", (2, size, H), table)
+                torch.tanh(c_next, out=cell_out).mul_(o)
+                h = self._product(cell_out, w_p, out=space.get(f"hidden{t % 2}", (2, size, P), table))
                 if cfg.proj_clip is not None:
                     h.clamp_(-cfg.proj_clip, cfg.proj_clip)
+                out[:, start:end] = h
+                c = c_next
                 remaining = batch_sizes[t + 1] if t + 1 < len(batch_sizes) else 0
                 if remaining < size:
                     final_h[:, layer, remaining:size] = h[:, remaining:]
@@ -214,6 +249,39 @@ class FastBiLM(nn.Module):
             outputs.append(out)
             x = out
         return outputs, LstmState(final_h, final_c)
+
+    def _product(self, a: torch.Tensor, b: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:
+        """out = a @ b (batched), in matmul_dtype."""
+        if self.matmul_dtype is None:
+            return torch.bmm(a, b, out=out)
+        return out.copy_(torch.bmm(a.to(self.matmul_dtype), b))
+
+    def _add_product(self, target: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
+        """target += a @ b (batched), in matmul_dtype."""
+        if self.matmul_dtype is None:
+            target.baddbmm_(a, b)
+        else:
+            target.add_(torch.bmm(a.to(self.matmul_dtype), b))
+
+
+class _Workspace:
+    """Named scratch tensors kept between calls, so that the LSTM's steps make no fresh large
+    allocations (each would be mapped and page-faulted anew). A tensor grows to the largest
+    request up to ``max_bytes``; larger requests get a fresh tensor that is not kept."""
+
+    def __init__(self, max_bytes: int = 256 * 2**20) -> None:
+        self.max_bytes = max_bytes
+        self._flat: Dict[str, torch.Tensor] = {}
+
+    def get(self, name: str, shape: Tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
+        """A contiguous tensor of ``shape`` with like's dtype and device (contents undefined)."""
+        size = math.prod(shape)
+        if size * like.element_size() > self.max_bytes:
+            return like.new_empty(shape)
+        flat = self._flat.get(name)
+        if flat is None or flat.numel() < size or flat.dtype != like.dtype or flat.device != like.device:
+            flat = self._flat[name] = like.new_empty(size)
+        return flat[:size].view(shape)
 
 
 class _Packing:
