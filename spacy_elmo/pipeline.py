@@ -31,6 +31,7 @@ preset = null
 max_sequence_length = 256
 max_batch_tokens = 4096
 cache_mb = 256
+inference_matmul = "fp32"
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
 

@@ -166,6 +166,16 @@ def test_bilm_layer_config_errors(tmp_path):
         model.initialize()
     with pytest.raises(ValueError, match="call nlp.initialize"):
         ElmoBiLM(preset="tiny").predict([])
+    with pytest.raises(ValueError, match=r"inference_matmul must be one of \['bf16', 'fp32'\], got 'fp16'"):
+        ElmoBiLM(preset="tiny", inference_matmul="fp16")
+
+
+def test_bf16_inference_matmuls_stay_close_to_fp32(fixture_dir, vocab):
+    docs = [Doc(vocab, words=words) for words in SENTENCES]
+    fp32 = _bilm_layer(fixture_dir, cache_mb=0).predict(docs)
+    bf16 = _bilm_layer(fixture_dir, cache_mb=0, inference_matmul="bf16").predict(docs)
+    errors = [numpy.abs(a.layers - b.layers).max() for a, b in zip(fp32, bf16)]
+    assert 0 < max(errors) < 2e-2
 
 
 def test_preset_gives_a_fresh_model(vocab):

@@ -32,13 +32,17 @@ class DocLayers(NamedTuple):
     segments: Ints1d
 
 
+INFERENCE_MATMUL: Dict[str, Optional[torch.dtype]] = {"fp32": None, "bf16": torch.bfloat16}
+
+
 class BiLMHolder(nn.Module):
     """The torch module inside the thinc wrapper; the BiLM is set when it is loaded or
     deserialised, so building a pipeline from its config never reads weight files."""
 
-    def __init__(self) -> None:
+    def __init__(self, inference_matmul: str = "fp32") -> None:
         super().__init__()
         self.bilm: Optional[BiLM] = None
+        self.matmul_dtype = INFERENCE_MATMUL[inference_matmul]
         self._fast: List[FastBiLM] = []  # a list, so it is no submodule and never serialised
 
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
@@ -47,7 +51,7 @@ class BiLMHolder(nn.Module):
         if torch.is_grad_enabled():
             return self.bilm(char_ids).layers
         if not self._fast or self._fast[0].bilm is not self.bilm:
-            self._fast = [FastBiLM(self.bilm)]
+            self._fast = [FastBiLM(self.bilm, matmul_dtype=self.matmul_dtype)]
         return self._fast[0](char_ids).layers
 
 
@@ -59,6 +63,7 @@ def ElmoBiLM(
     max_sequence_length: int = 256,
     max_batch_tokens: int = 4096,
     cache_mb: float = 256.0,
+    inference_matmul: str = "fp32",
 ) -> Model[List[Doc], List[DocLayers]]:
     """The ELMo biLM over a batch of Docs.
 
@@ -69,6 +74,8 @@ def ElmoBiLM(
         are cut into windows of this many tokens.
     max_batch_tokens: bound on batch size x padded length of one biLM call.
     cache_mb: size of the feature cache used when no gradient is needed (0 turns it off).
+    inference_matmul: "fp32", or "bf16" to run the LSTM's matmuls in bf16 when no gradient is
+        needed (~2x faster on CPUs with AMX and on GPUs, outputs within ~1e-3 of fp32).
     The files are read by model.initialize(); afterwards the weights live in the model.
     """
     if (options_file is None) == (preset is None):
@@ -78,10 +85,12 @@ def ElmoBiLM(
         )
     if weight_file is not None and options_file is None:
         raise ValueError(f"ElmoBiLM.v1 got weight_file={weight_file!r} without options_file; pass the options.json that belongs to it.")
+    if inference_matmul not in INFERENCE_MATMUL:
+        raise ValueError(f"inference_matmul must be one of {sorted(INFERENCE_MATMUL)}, got {inference_matmul!r}.")
     if max_batch_tokens < max_sequence_length:
         raise ValueError(f"max_batch_tokens ({max_batch_tokens}) must be at least max_sequence_length ({max_sequence_length}).")
     torch_layer = PyTorchWrapper_v3(
-        BiLMHolder(),
+        BiLMHolder(inference_matmul),
         convert_inputs=_char_ids_to_torch,
         serialize_model=_serialize_holder,
         deserialize_model=_deserialize_holder,
