@@ -67,8 +67,9 @@ class FastBiLM(nn.Module):
     ``matmul_dtype=torch.bfloat16`` runs the LSTM matmuls in bf16 (not within 1e-4 of fp32;
     see the benchmark for its measured error); ``chunk_rows`` bounds the packed rows whose
     input gates are computed in one matmul. Scratch memory kept between calls: about
-    (chunk_rows + 2 x batch) x 8 x lstm_dim floats (~140 MB on the original size at batch
-    32). Not thread-safe: give each thread its own FastBiLM.
+    (chunk_rows + 2 x batch + distinct tokens) x 8 x lstm_dim floats, at most 256 MB per
+    buffer (~200 MB on the original size at batch 32). Not thread-safe: give each thread its
+    own FastBiLM.
     """
 
     def __init__(
@@ -205,7 +206,7 @@ class FastBiLM(nn.Module):
         x = table
         for layer, (w_in, bias, w_h, w_p) in enumerate(self._weights()):
             if layer == 0:
-                table_gates = table.new_empty(2, table.shape[0], 4 * H)
+                table_gates = space.get("table_gates", (2, table.shape[0], 4 * H), table)
                 self._product(table.expand(2, -1, -1), w_in, out=table_gates).add_(bias[:, None, :])
                 flat_gates = table_gates.view(-1, 4 * H)
                 gate_rows = sources + torch.tensor([[0], [table.shape[0]]], device=sources.device)
