@@ -81,12 +81,8 @@ def lstm_runs(model: BiLM, fast: FastBiLM, bf16: FastBiLM, char_ids: torch.Tenso
     n_packed = sum(packing.batch_sizes)
     every_row = torch.stack([torch.arange(n_packed), torch.arange(n_packed, 2 * n_packed)])
     every_table = torch.randn(2 * n_packed, P)
-    n_real = int(mask.sum())
     distinct, index = torch.unique(torch.cat([char_ids[mask], model.boundary_char_ids]), dim=0, return_inverse=True)
-    token_index = torch.zeros_like(char_ids[..., 0], dtype=torch.long)
-    token_index[mask] = index[:n_real]
-    bos, eos = index[n_real:].tolist()
-    sources = torch.stack(packing.sources(token_index[packing.order], lengths[packing.order], bos, eos))
+    sources = packing.sources(mask, index)
     table = torch.randn(len(distinct), P)
     state = model.lstm.zero_state(batch, table)
     return {

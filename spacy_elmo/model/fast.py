@@ -104,8 +104,7 @@ class FastBiLM(nn.Module):
                 f"Expected character ids of shape (batch, tokens, {cfg.max_characters_per_token}), "
                 f"got {tuple(char_ids.shape)}. Build them with spacy_elmo.chars.CharacterIds."
             )
-        device = self.bilm.device
-        char_ids = char_ids.to(device)
+        char_ids = char_ids.to(self.bilm.device)
         batch, n_tokens, _ = char_ids.shape
         mask = (char_ids > 0).any(dim=-1)
         lengths = mask.sum(dim=1)
@@ -113,12 +112,8 @@ class FastBiLM(nn.Module):
         n_real = real_ids.shape[0]
         # The distinct tokens' vectors, <S> and </S> among them, and each real token's row.
         table, table_index = self.distinct_vectors(torch.cat([real_ids, self.bilm.boundary_char_ids]))
-        bos_index, eos_index = table_index[n_real:].tolist()
-
         packing = _Packing(lengths + 2)
-        token_index = torch.zeros(batch, n_tokens, dtype=torch.long, device=device)
-        token_index[mask] = table_index[:n_real]
-        sources = torch.stack(packing.sources(token_index[packing.order], lengths[packing.order], bos_index, eos_index))
+        sources = packing.sources(mask, table_index)
 
         if state is None:
             state = self.bilm.lstm.zero_state(batch, table)
@@ -182,9 +177,9 @@ class FastBiLM(nn.Module):
             for layer in range(self.config.n_layers):
                 bias = lstm.biases[layer][:, order].clone()
                 bias[:, H : 2 * H] += FORGET_BIAS
-                hidden = lstm.hidden_weights[layer][:, :, order].to(dtype).contiguous()
-                input_weights = lstm.input_weights[layer][:, :, order].to(dtype).contiguous()
-                weights.append((input_weights, bias, hidden, lstm.projections[layer].to(dtype).contiguous()))
+                hidden = lstm.hidden_weights[layer][:, :, order].to(dtype)
+                input_weights = lstm.input_weights[layer][:, :, order].to(dtype)
+                weights.append((input_weights, bias, hidden, lstm.projections[layer].to(dtype)))
             self._lstm_weights, self._lstm_version = weights, version
         return self._lstm_weights
 
@@ -299,21 +294,24 @@ class _Packing:
         self.batch_sizes: List[int] = sizes.tolist()
         self.offsets = torch.cumsum(sizes, dim=0) - sizes
 
-    def sources(
-        self, token_index: torch.Tensor, lengths: torch.Tensor, bos: int, eos: int
-    ) -> Tuple[torch.Tensor, torch.Tensor]:
-        """Indices into the input table for every packed step of each direction. token_index
-        (B, T) and lengths (B,) are in sorted row order; forward reads <S> t_1..t_n </S>,
-        backward </S> t_n..t_1 <S>."""
-        steps = self.active.shape[0]
-        t = torch.arange(steps, device=lengths.device)[:, None]  # (S, 1)
+    def sources(self, mask: torch.Tensor, table_index: torch.Tensor) -> torch.Tensor:
+        """Rows of the input table read at every packed step of each direction, (2, n_packed).
+        mask (B, T) marks the real tokens (each sequence is its tokens + <S> and </S>);
+        table_index holds the real tokens' rows in row-major order, then <S>'s and </S>'s.
+        Forward reads <S> t_1..t_n </S>, backward </S> t_n..t_1 <S>."""
+        n_real = table_index.shape[0] - 2
+        bos, eos = table_index[n_real:].tolist()
+        token_index = torch.zeros(mask.shape, dtype=torch.long, device=mask.device)
+        token_index[mask] = table_index[:n_real]
+        padded = torch.cat([token_index[self.order], token_index.new_zeros(mask.shape[0], 2)], dim=1)
+        lengths = self.seq_lengths - 2
+        t = torch.arange(self.active.shape[0], device=mask.device)[:, None]  # (S, 1)
         n = lengths[None, :]  # (1, B)
-        padded = torch.cat([token_index, token_index.new_zeros(token_index.shape[0], 2)], dim=1)
         fwd_token = padded.gather(1, (t - 1).clamp(min=0).expand(-1, len(lengths)).t().contiguous()).t()
         bwd_token = padded.gather(1, (n - t).clamp(min=0).t().contiguous()).t()
         fwd = torch.where(t == 0, bos, torch.where(t == n + 1, eos, fwd_token))
         bwd = torch.where(t == 0, eos, torch.where(t == n + 1, bos, bwd_token))
-        return fwd[self.active], bwd[self.active]
+        return torch.stack([fwd[self.active], bwd[self.active]])
 
 
 def encode_by_length(encoder: nn.Module, char_ids: torch.Tensor) -> torch.Tensor:
