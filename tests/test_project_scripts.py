@@ -1,27 +1,16 @@
 """The project's data scripts: SST/TREC conversion, disjoint subsampling, the report table."""
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 import spacy
 from spacy.tokens import Doc, DocBin
 from typer.testing import CliRunner
 
-SCRIPTS = Path(__file__).parents[1] / "project" / "scripts"
-
-
-def _load(name):
-    sys.path.insert(0, str(SCRIPTS))
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from project_scripts import load_script
 
 
 def test_sst_trees_give_words_and_root_labels(tmp_path):
-    convert = _load("convert_textcat")
+    convert = load_script("convert_textcat")
     trees = tmp_path / "t.txt"
     trees.write_text("(3 (2 (2 The) (2 Rock)) (4 (2 -LRB-) (4 rules)))\n(2 (2 Meh) (2 .))\n(0 (0 Awful))\n")
     assert list(convert.read_sst(trees, binary=False)) == [
@@ -36,7 +25,7 @@ def test_sst_trees_give_words_and_root_labels(tmp_path):
 
 
 def test_trec_lines_and_docbin_cats(tmp_path):
-    convert = _load("convert_textcat")
+    convert = load_script("convert_textcat")
     trec = tmp_path / "trec.txt"
     trec.write_bytes("3 Who wrote Hamlet ?\n5 How many caf\xe9s are there ?\n".encode("latin-1"))
     examples = list(convert.read_trec(trec))
@@ -49,7 +38,7 @@ def test_trec_lines_and_docbin_cats(tmp_path):
 
 
 def test_subsample_with_rest_is_a_disjoint_split(tmp_path):
-    subsample = _load("subsample")
+    subsample = load_script("subsample")
     vocab = spacy.blank("en").vocab
     DocBin(docs=[Doc(vocab, words=[f"doc{i}"]) for i in range(50)]).to_disk(tmp_path / "all.spacy")
     result = CliRunner().invoke(
@@ -75,7 +64,7 @@ def _write_run(root, name, seed, metric, value):
 
 
 def test_report_averages_seeds_and_pairs_systems(tmp_path):
-    report = _load("report")
+    report = load_script("report")
     runs = tmp_path / "runs"
     for seed, (base, elmo) in enumerate([(0.70, 0.80), (0.72, 0.90)]):
         _write_run(runs, "ner-baseline-10pct", seed, "ents_f", base)

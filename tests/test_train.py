@@ -1,6 +1,5 @@
 """Training: `spacy train` with the NER config, per-task mixes, the frozen biLM and its
 feature cache, fine-tuning with grad_factor > 0, and nlp.replace_listeners."""
-import importlib.util
 import os
 import subprocess
 import sys
@@ -15,25 +14,19 @@ from spacy.training import Example
 from thinc.api import fix_random_seed
 from spacy.util import minibatch
 
+from project_scripts import load_script
 from spacy_elmo.layers import find_mixes, get_bilm, get_feature_cache, learned_mix
 
 REPO = Path(__file__).parents[1]
 
 
-def _converter():
-    spec = importlib.util.spec_from_file_location("convert_conll", REPO / "project" / "scripts" / "convert_conll.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_iob1_conversion():
-    convert = _converter()
+    convert = load_script("convert_conll")
     assert convert.iob1_to_iob2(["I-PER", "I-PER", "O", "I-LOC", "B-LOC", "I-ORG"]) == ["B-PER", "I-PER", "O", "B-LOC", "B-LOC", "B-ORG"]
 
 
 def test_spacy_train_with_the_ner_config(fixture_dir, conll_dir, tmp_path):
-    convert = _converter()
+    convert = load_script("convert_conll")
     train = convert.conll_to_docbin(conll_dir / "eng.train", limit=100)
     assert len(train) == 100
     train.to_disk(tmp_path / "train.spacy")
@@ -59,7 +52,7 @@ def test_spacy_train_with_the_ner_config(fixture_dir, conll_dir, tmp_path):
 
 
 def _examples(nlp, conll_dir, n):
-    convert = _converter()
+    convert = load_script("convert_conll")
     examples = []
     for words, tags in convert.read_conll2003(conll_dir / "eng.train", limit=n):
         doc = spacy.tokens.Doc(nlp.vocab, words=words)
