@@ -18,7 +18,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 from thinc.types import Floats1d, Floats2d
 
-from .layers import DocLayers, ElmoListener, get_bilm, get_feature_cache, mix_layers
+from .layers import DocLayers, ElmoListener, get_bilm, mix_layers
 from .layers.listener import replace_listener, replace_listener_cfg
 from .layers.sequences import sequence_ranges
 
@@ -241,7 +241,6 @@ class Elmo(TrainablePipe):
         def backprop(one_d_layers: List[Floats2d]) -> None:
             accumulate_gradient(one_d_layers)
             backprop_bilm(d_layers)
-            get_feature_cache(self.model).clear()
             if sgd is not None:
                 self.finish_update(sgd)
 
@@ -254,12 +253,6 @@ class Elmo(TrainablePipe):
                 listener.receive(batch_id, outputs, None)
         return losses
 
-    def finish_update(self, sgd: Optimizer) -> None:
-        """Apply the biLM's gradients; cached features of the old weights are dropped."""
-        super().finish_update(sgd)
-        if any(listener.grad_factor > 0 for listener in self.listeners):
-            get_feature_cache(self.model).clear()
-
     def get_loss(self, examples: Iterable[Example], scores) -> None:
         pass
 
@@ -268,7 +261,6 @@ class Elmo(TrainablePipe):
         the pipeline) and tell the listeners its size."""
         validate_get_examples(get_examples, "Elmo.initialize")
         self.model.initialize(X=[eg.x for eg in islice(get_examples(), 10)])
-        get_feature_cache(self.model).clear()
         for listener in self.listeners:
             self._size_listener(listener)
 

@@ -7,7 +7,8 @@ import srsly
 import torch
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, xp2torch
+from thinc.api import ArgsKwargs, Model, Optimizer, PyTorchShim, xp2torch
+from thinc.layers.pytorchwrapper import convert_pytorch_default_outputs, forward as pytorch_forward
 from thinc.types import Floats3d, Ints1d
 from torch import nn
 
@@ -55,6 +56,19 @@ class BiLMHolder(nn.Module):
         return self._fast[0](char_ids).layers
 
 
+class BiLMShim(PyTorchShim):
+    """thinc's PyTorchShim for a BiLMHolder. Its optimizer step writes the new weights
+    through numpy views of the parameters, which torch does not see, so it marks the
+    biLM's weights as changed: every cache of derived values recomputes."""
+
+    def finish_update(self, optimizer: Optimizer) -> None:
+        bilm = self._model.bilm
+        updated = any(p.grad is not None for p in self._model.parameters())
+        super().finish_update(optimizer)
+        if updated and bilm is not None:
+            bilm.mark_weights_changed()
+
+
 @registry.architectures("spacy-elmo.ElmoBiLM.v1")
 def ElmoBiLM(
     options_file: Optional[str] = None,
@@ -89,11 +103,13 @@ def ElmoBiLM(
         raise ValueError(f"inference_matmul must be one of {sorted(INFERENCE_MATMUL)}, got {inference_matmul!r}.")
     if max_batch_tokens < max_sequence_length:
         raise ValueError(f"max_batch_tokens ({max_batch_tokens}) must be at least max_sequence_length ({max_sequence_length}).")
-    torch_layer = PyTorchWrapper_v3(
-        BiLMHolder(inference_matmul),
-        convert_inputs=_char_ids_to_torch,
-        serialize_model=_serialize_holder,
-        deserialize_model=_deserialize_holder,
+    shim = BiLMShim(BiLMHolder(inference_matmul), serialize_model=_serialize_holder, deserialize_model=_deserialize_holder)
+    torch_layer = Model(
+        "pytorch",
+        pytorch_forward,  # thinc's PyTorchWrapper_v3, with the shim above
+        attrs={"convert_inputs": _char_ids_to_torch, "convert_outputs": convert_pytorch_default_outputs},
+        shims=[shim],
+        dims={"nI": None, "nO": None},
     )
     return Model(
         "elmo_bilm",
@@ -132,7 +148,6 @@ def _init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
     else:
         bilm = load_bilm(options_file, weight_file)
     shim._model.bilm = bilm.to(shim.device)
-    get_feature_cache(model).clear()
 
 
 _CHARACTER_IDS: Dict[int, CharacterIds] = {}
@@ -154,6 +169,8 @@ def _forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[DocLay
     ranges = [sequence_ranges(doc, max_length) for doc in docs]
     sequences = [doc_sequences(doc, r) for doc, r in zip(docs, ranges)]
     cache = None if is_train else get_feature_cache(model)
+    if cache is not None:
+        cache.check_weights(bilm.weights_version)
     found: Dict[Tuple[int, int], Floats3d] = {}
     todo: List[Tuple[int, int]] = []
     for i, doc_seqs in enumerate(sequences):

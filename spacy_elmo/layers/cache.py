@@ -1,6 +1,6 @@
 """A bounded cache of biLM outputs, keyed by a sequence's token strings."""
 from collections import OrderedDict
-from typing import Optional, Tuple
+from typing import Hashable, Optional, Tuple
 
 from thinc.types import Floats3d
 
@@ -8,7 +8,8 @@ from thinc.types import Floats3d
 class FeatureCache:
     """Least-recently-used store of (n_layers, n_tokens, dim) arrays, at most ``max_mb``.
 
-    Only valid while the biLM weights do not change: callers clear it when they update them.
+    Entries belong to one version of the biLM weights: ``check_weights`` (called before each
+    use with BiLM.weights_version) forgets them all when the version differs.
     """
 
     def __init__(self, max_mb: float):
@@ -19,9 +20,16 @@ class FeatureCache:
         self.hits = 0
         self.misses = 0
         self._items: "OrderedDict[Tuple[str, ...], Floats3d]" = OrderedDict()
+        self._weights_version: Optional[Hashable] = None
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def check_weights(self, version: Hashable) -> None:
+        """Forget everything when the weights changed since the last call."""
+        if version != self._weights_version:
+            self.clear()
+            self._weights_version = version
 
     def get(self, words: Tuple[str, ...]) -> Optional[Floats3d]:
         layers = self._items.get(words)

@@ -12,7 +12,7 @@ from spacy.util import registry
 from thinc.api import Dropout, Model, chain
 from thinc.types import Floats2d, Floats3d
 
-from .bilm import DocLayers, get_feature_cache
+from .bilm import DocLayers
 from .mix import ScalarMixLayer
 from .sequences import segment_ids
 
@@ -145,7 +145,6 @@ def _grad_factor_forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple
     outputs, backprop_bilm = bilm(docs, is_train)
 
     def backprop(d_layers: List[Floats3d]) -> List[Doc]:
-        get_feature_cache(bilm).clear()
         return backprop_bilm([d * factor for d in d_layers])
 
     return outputs, backprop

@@ -1,5 +1,6 @@
 """The ELMo biLM: character encoder + bidirectional LSTM stack, all layers out."""
-from typing import NamedTuple, Optional
+import itertools
+from typing import NamedTuple, Optional, Tuple
 
 import numpy
 import torch
@@ -9,6 +10,8 @@ from ..chars import CharacterIds
 from .char_encoder import CharacterEncoder
 from .config import BiLMConfig
 from .lstm import BidirectionalLstmStack, LstmState
+
+_GENERATIONS = itertools.count()  # unique across BiLMs, so versions of two models never match
 
 
 class BiLMOutput(NamedTuple):
@@ -27,6 +30,7 @@ class BiLM(nn.Module):
     Input is character ids of the tokens only, (batch, tokens, max_chars) with 0 rows for
     padding; <S> and </S> are added around each sentence here and removed from the output.
     Stateless by default; pass ``state`` (e.g. a previous output's) to chain batches.
+    ``weights_version`` tells caches of derived values (the fast path's) when to recompute.
     """
 
     def __init__(self, config: BiLMConfig):
@@ -36,6 +40,25 @@ class BiLM(nn.Module):
         self.lstm = BidirectionalLstmStack(config)
         boundaries = CharacterIds(config.max_characters_per_token)
         self.register_buffer("boundary_char_ids", torch.from_numpy(numpy.stack([boundaries.bos, boundaries.eos])), persistent=False)
+        self._generation = next(_GENERATIONS)
+        self.register_load_state_dict_post_hook(_weights_loaded)
+
+    @property
+    def weights_version(self) -> Tuple[int, ...]:
+        """A key that changes whenever the weights may have changed: a parameter updated in
+        place by torch or replaced (its version counter and data pointer), load_state_dict,
+        a device or dtype move, or mark_weights_changed()."""
+        return (self._generation, *(v for p in self.parameters() for v in (p._version, p.data_ptr())))
+
+    def mark_weights_changed(self) -> None:
+        """Call after changing weights in a way torch does not track (writes through a
+        numpy view or ``param.data``, as thinc's optimizer step does)."""
+        self._generation = next(_GENERATIONS)
+
+    def _apply(self, fn, recurse: bool = True):  # every .to(), .cpu(), .cuda(), .double()
+        module = super()._apply(fn, recurse)
+        self.mark_weights_changed()
+        return module
 
     @property
     def device(self) -> torch.device:
@@ -101,3 +124,7 @@ class BiLM(nn.Module):
 def _gather_steps(seq: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return seq.gather(1, index[..., None].expand(-1, -1, seq.shape[-1]))
 
+
+
+def _weights_loaded(module: BiLM, incompatible_keys) -> None:
+    module.mark_weights_changed()

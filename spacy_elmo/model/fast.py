@@ -15,7 +15,7 @@ Levers, each measured in benchmarks/bench_bilm.py:
 import itertools
 import math
 from collections import OrderedDict
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch import nn
@@ -42,7 +42,7 @@ class TokenVectorCache:
         self._entries.clear()
 
     def check_weights(self, version: Tuple[int, ...]) -> None:
-        """Forget everything when the char encoder's weights changed since the last call."""
+        """Forget everything when the weights changed since the last call (see BiLM.weights_version)."""
         if version != self._weights_version:
             self._entries.clear()
             self._weights_version = version
@@ -151,7 +151,7 @@ class FastBiLM(nn.Module):
         unique, inverse = torch.unique(char_ids, dim=0, return_inverse=True)
         if self.cache.max_entries == 0:
             return encode_by_length(self.bilm.char_encoder, unique), inverse
-        self.cache.check_weights(_versions(self.bilm.char_encoder.parameters()))
+        self.cache.check_weights(self.bilm.weights_version)
         keys = [row.tobytes() for row in unique.cpu().numpy()]
         found = [self.cache.get(key) for key in keys]
         missing = [i for i, vector in enumerate(found) if vector is None]
@@ -167,7 +167,7 @@ class FastBiLM(nn.Module):
         projections, in matmul_dtype. Gate columns are reordered from i, j, f, o to i, f, o, j
         (one sigmoid and one tanh per step)."""
         lstm = self.bilm.lstm
-        version = _versions(lstm.parameters())
+        version = self.bilm.weights_version
         if self._lstm_weights is None or version != self._lstm_version:
             dtype = self.matmul_dtype or lstm.biases[0].dtype
             H = self.config.lstm_dim
@@ -382,8 +382,3 @@ def _conv_max(chars: torch.Tensor, conv: nn.Conv1d) -> torch.Tensor:
     n, _, width = conv.weight.shape
     windows = chars.unfold(1, width, 1).flatten(2)
     return torch.matmul(windows, conv.weight.reshape(n, -1).t()).amax(dim=1) + conv.bias
-
-
-def _versions(params: Iterable[torch.Tensor]) -> Tuple[int, ...]:
-    """Changes whenever a parameter is updated in place or replaced."""
-    return tuple(value for p in params for value in (p._version, p.data_ptr()))
