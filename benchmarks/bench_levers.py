@@ -15,7 +15,7 @@ import torch
 from bench_bilm import BATCH_SIZE, N_WARM_SENTENCES, load, make_model, read_sentences
 from spacy_elmo.chars import CharacterIds
 from spacy_elmo.model import BiLM
-from spacy_elmo.model.fast import FastBiLM, _conv_max, _Packing, encode_by_length, encode_characters
+from spacy_elmo.model.fast import FastBiLM, _conv_max, _Packing, pool_by_length, pool_characters
 
 
 Runs = Dict[str, Tuple[Callable[[], object], Optional[Callable[[], None]]]]
@@ -41,15 +41,12 @@ def char_cnn_runs(fast: FastBiLM, token_ids: torch.Tensor, warm_ids: torch.Tenso
 
     def untrimmed_per_filter() -> torch.Tensor:
         chars = encoder.char_embedding(token_ids)
-        x = encoder._activation(torch.cat([_conv_max(chars, conv) for conv in encoder.convolutions], dim=-1))
-        for highway in encoder.highways:
-            x = highway(x)
-        return encoder.projection(x)
+        return encoder.transform(encoder.activation(torch.cat([_conv_max(chars, conv) for conv in encoder.convolutions], dim=-1)))
 
-    def distinct_once(encode: Callable[[torch.nn.Module, torch.Tensor], torch.Tensor]) -> Callable[[], torch.Tensor]:
+    def distinct_once(pool: Callable[[torch.nn.Module, torch.Tensor], torch.Tensor]) -> Callable[[], torch.Tensor]:
         def run() -> torch.Tensor:
             unique, inverse = torch.unique(token_ids, dim=0, return_inverse=True)
-            return encode(encoder, unique)[inverse]
+            return encoder.transform(pool(encoder, unique))[inverse]
 
         return run
 
@@ -60,9 +57,9 @@ def char_cnn_runs(fast: FastBiLM, token_ids: torch.Tensor, warm_ids: torch.Tenso
     return {
         "char CNN: Conv1d, 50 slots (exact path)": (lambda: encoder(token_ids), None),
         "  unfold + matmul per filter, 50 slots": (untrimmed_per_filter, None),
-        "  + slots trimmed, one matmul": (lambda: encode_characters(encoder, token_ids), None),
-        "  + each distinct token once": (distinct_once(encode_characters), None),
-        "  + short and long tokens apart": (distinct_once(encode_by_length), None),
+        "  + slots trimmed, one matmul": (lambda: encoder.transform(pool_characters(encoder, token_ids)), None),
+        "  + each distinct token once": (distinct_once(pool_characters), None),
+        "  + short and long tokens apart": (distinct_once(pool_by_length), None),
         "  + cache warm from 256 other sentences": (lambda: fast.embed_char_ids(token_ids), warm_cache),
     }
 

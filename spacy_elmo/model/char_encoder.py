@@ -37,12 +37,23 @@ class CharacterEncoder(nn.Module):
         )
         self.highways = nn.ModuleList(Highway(config.n_filters) for _ in range(config.n_highway))
         self.projection = nn.Linear(config.n_filters, config.projection_dim)
-        self._activation = _ACTIVATIONS[config.activation]
+        self.activation = _ACTIVATIONS[config.activation]
 
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
+        return self.transform(self.pool(char_ids))
+
+    def pool(self, char_ids: torch.Tensor) -> torch.Tensor:
+        """Each filter max-pooled over character positions, then activated.
+
+        *Shape:* (n, max_chars) -> (n, n_filters)"""
         chars = self.char_embedding(char_ids).transpose(1, 2)  # (n, dim, max_chars)
-        pooled = [self._activation(conv(chars).amax(dim=-1)) for conv in self.convolutions]
-        x = torch.cat(pooled, dim=-1)
+        return torch.cat([self.activation(conv(chars).amax(dim=-1)) for conv in self.convolutions], dim=-1)
+
+    def transform(self, pooled: torch.Tensor) -> torch.Tensor:
+        """Highway layers and projection.
+
+        *Shape:* (n, n_filters) -> (n, projection_dim)"""
+        x = pooled
         for highway in self.highways:
             x = highway(x)
         return self.projection(x)

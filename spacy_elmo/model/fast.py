@@ -150,17 +150,21 @@ class FastBiLM(nn.Module):
             return empty, char_ids.new_zeros(0, dtype=torch.long)
         unique, inverse = torch.unique(char_ids, dim=0, return_inverse=True)
         if self.cache.max_entries == 0:
-            return encode_by_length(self.bilm.char_encoder, unique), inverse
+            return self._encode(unique), inverse
         self.cache.check_weights(self.bilm.weights_version)
         keys = [row.tobytes() for row in unique.cpu().numpy()]
         found = [self.cache.get(key) for key in keys]
         missing = [i for i, vector in enumerate(found) if vector is None]
         if missing:
-            computed = encode_by_length(self.bilm.char_encoder, unique[missing])
+            computed = self._encode(unique[missing])
             for i, vector in zip(missing, computed):
                 found[i] = vector
                 self.cache.put(keys[i], vector.clone())  # a clone: a view would pin the batch
         return torch.stack(found), inverse
+
+    def _encode(self, char_ids: torch.Tensor) -> torch.Tensor:
+        encoder = self.bilm.char_encoder
+        return encoder.transform(pool_by_length(encoder, char_ids))
 
     def _weights(self) -> List[Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]]:
         """Per layer: input weights, biases with the forget bias added, recurrent weights and
@@ -314,18 +318,18 @@ class _Packing:
         return torch.stack([fwd[self.active], bwd[self.active]])
 
 
-def encode_by_length(encoder: nn.Module, char_ids: torch.Tensor) -> torch.Tensor:
-    """encode_characters in two groups, short and long tokens, split where it saves the most
+def pool_by_length(encoder: nn.Module, char_ids: torch.Tensor) -> torch.Tensor:
+    """pool_characters in two groups, short and long tokens, split where it saves the most
     character windows: a batch's few long tokens no longer widen every token's slots."""
     lengths = (char_ids != _PADDING_CHAR).sum(dim=1)
     split = _best_split(lengths)
     if split is None:
-        return encode_characters(encoder, char_ids)
+        return pool_characters(encoder, char_ids)
     short = lengths <= split
-    vectors = char_ids.new_empty((char_ids.shape[0], encoder.config.projection_dim), dtype=encoder.projection.weight.dtype)
-    vectors[short] = encode_characters(encoder, char_ids[short])
-    vectors[~short] = encode_characters(encoder, char_ids[~short])
-    return vectors
+    pooled = char_ids.new_empty((char_ids.shape[0], encoder.config.n_filters), dtype=encoder.projection.weight.dtype)
+    pooled[short] = pool_characters(encoder, char_ids[short])
+    pooled[~short] = pool_characters(encoder, char_ids[~short])
+    return pooled
 
 
 def _best_split(lengths: torch.Tensor) -> Optional[int]:
@@ -344,26 +348,62 @@ def _best_split(lengths: torch.Tensor) -> Optional[int]:
     return best if best_cost <= 0.8 * whole else None
 
 
-def encode_characters(encoder: nn.Module, char_ids: torch.Tensor) -> torch.Tensor:
-    """CharacterEncoder.forward on (n, max_chars) ids with fewer character slots and one
-    matmul for all filters; equal to it up to float rounding."""
+def pool_characters(encoder: nn.Module, char_ids: torch.Tensor) -> torch.Tensor:
+    """CharacterEncoder.pool on (n, max_chars) ids with fewer character slots, all filters at
+    once, and no matmul over windows: equal to it up to float rounding, gradients included."""
     cfg = encoder.config
     widest = max(width for width, _ in cfg.filters)
     token_length = int((char_ids != _PADDING_CHAR).sum(dim=1).max())
     slots = token_length + widest
-    chars = encoder.char_embedding(char_ids[:, : min(slots, cfg.max_characters_per_token)])
     if slots <= cfg.max_characters_per_token:
         # Every width-w window content of every token appears among the first token_length + 1
         # starts, all-padding included; filters zero-padded to the widest width agree there.
-        windows = chars.unfold(1, widest, 1).flatten(2)  # (n, starts, dim * widest)
-        pooled = torch.matmul(windows, _stacked_filters(encoder, widest)).amax(dim=1)
+        table = _window_table(encoder, widest)
+        pooled = _CharWindowMax.apply(char_ids[:, :slots], table, widest)
         pooled = pooled + torch.cat([conv.bias for conv in encoder.convolutions])
     else:
+        chars = encoder.char_embedding(char_ids)
         pooled = torch.cat([_conv_max(chars, conv) for conv in encoder.convolutions], dim=-1)
-    x = encoder._activation(pooled)
-    for highway in encoder.highways:
-        x = highway(x)
-    return encoder.projection(x)
+    return encoder.activation(pooled)
+
+
+def _window_table(encoder: nn.Module, widest: int) -> torch.Tensor:
+    """Each character's contribution to every filter at every offset of its window: row
+    k * n_characters + c holds embedding(c) . filter[:, :, k] for all filters (zero past a
+    filter's width), (widest * n_characters, n_filters). A window's convolution is the sum of
+    its characters' rows: a gather-add, where the convolution is a matmul over all windows."""
+    embedding = encoder.char_embedding.weight  # (n_characters, dim)
+    filters = _stacked_filters(encoder, widest).view(embedding.shape[1], widest, -1)  # (dim, widest, n_filters)
+    return torch.einsum("cd,dkf->kcf", embedding, filters).reshape(-1, filters.shape[-1])
+
+
+class _CharWindowMax(torch.autograd.Function):
+    """Max over window starts of each window's filter responses, from the window table:
+    (n, slots) ids -> (n, n_filters). The backward adds each maximum's gradient to the table
+    rows of its window only (ties are between identical windows: same rows, same result)."""
+
+    @staticmethod
+    def forward(ctx, char_ids: torch.Tensor, table: torch.Tensor, widest: int) -> torch.Tensor:
+        n_characters = table.shape[0] // widest
+        offsets = torch.arange(widest, device=char_ids.device) * n_characters
+        rows = char_ids.unfold(1, widest, 1) + offsets  # (n, starts, widest) table rows
+        responses = nn.functional.embedding_bag(rows.reshape(-1, widest), table, mode="sum")
+        pooled, best = responses.view(rows.shape[0], rows.shape[1], -1).max(dim=1)
+        ctx.save_for_backward(rows, best)
+        ctx.table_shape = table.shape
+        return pooled
+
+    @staticmethod
+    def backward(ctx, d_pooled: torch.Tensor):
+        rows, best = ctx.saved_tensors
+        n, _, widest = rows.shape
+        n_filters = best.shape[1]
+        d_table = d_pooled.new_zeros(ctx.table_shape)
+        filters = torch.arange(n_filters, device=best.device)
+        for k in range(widest):  # the table row of each maximum's k-th character
+            row = rows[:, :, k].gather(1, best)  # (n, n_filters)
+            d_table.view(-1).index_add_(0, (row * n_filters + filters).view(-1), d_pooled.reshape(-1))
+        return None, d_table, None
 
 
 def _stacked_filters(encoder: nn.Module, widest: int) -> torch.Tensor:
@@ -381,4 +421,4 @@ def _stacked_filters(encoder: nn.Module, widest: int) -> torch.Tensor:
 def _conv_max(chars: torch.Tensor, conv: nn.Conv1d) -> torch.Tensor:
     n, _, width = conv.weight.shape
     windows = chars.unfold(1, width, 1).flatten(2)
-    return torch.matmul(windows, conv.weight.reshape(n, -1).t()).amax(dim=1) + conv.bias
+    return torch.matmul(windows, conv.weight.reshape(n, -1).t()).max(dim=1).values + conv.bias

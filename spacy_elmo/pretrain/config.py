@@ -80,7 +80,12 @@ class SystemSettings(_Section):
     seed: int = 0
     device: str = "auto"  # auto (cuda if available), cpu or cuda
     threads: int = 0  # torch intra-op threads per process; 0 leaves torch's default
-    mixed_precision: bool = True  # bf16 autocast on GPU
+    fast_path: bool = True  # the training fast path (same loss and gradients); false: the exact reference code
+    mixed_precision: Union[bool, str] = "auto"  # bf16 matmuls: "auto" where the hardware runs them fast, true, false
+
+    def __post_init__(self) -> None:
+        if self.mixed_precision not in (True, False, "auto"):
+            raise ValueError(f"system.mixed_precision must be true, false or \"auto\", got {self.mixed_precision!r}.")
 
 
 @dataclass

@@ -13,6 +13,9 @@ from ..atomic import atomic_write
 from ..formats.allennlp import ElmoFormatError
 
 
+_LEFT_OUT = -1e30  # a logit whose exp is 0; finite, so a row of only left-out logits has no NaN gradient
+
+
 class LogUniformSampler:
     """Negative word ids drawn with replacement from P(k) = log((k+2)/(k+1)) / log(V+1),
     Zipf-like over a frequency-sorted vocabulary (TF's log_uniform_candidate_sampler)."""
@@ -65,6 +68,34 @@ class Softmax(nn.Module):
         sampled_logits = sampled_logits.masked_fill(targets[:, None] == negatives[None, :], float("-inf"))
         logits = torch.cat([true_logits[:, None], sampled_logits], dim=1)
         return torch.logsumexp(logits, dim=1) - true_logits
+
+    def fast_sampled_nll(
+        self,
+        hidden: torch.Tensor,
+        targets: torch.Tensor,
+        negatives: torch.Tensor,
+        sampler: LogUniformSampler,
+        matmul_dtype: Optional[torch.dtype] = None,
+    ) -> torch.Tensor:
+        """sampled_nll with one matmul over the distinct negatives: a negative drawn k times
+        enters the log-sum-exp once, with log(k) added (the same sum). Equal to sampled_nll up
+        to float rounding in fp32; ``matmul_dtype`` runs the logits' matmul in that dtype."""
+        n = negatives.shape[0]
+        distinct, counts = torch.unique(negatives, return_counts=True)  # sorted
+        log_expected = sampler.log_probability(distinct) + math.log(n)
+        sampled_bias = self.bias[distinct] - log_expected + counts.log()
+        weight = self.weight[distinct]
+        if matmul_dtype is None:
+            sampled_logits = torch.addmm(sampled_bias, hidden, weight.t())
+        else:
+            sampled_logits = (hidden.to(matmul_dtype) @ weight.to(matmul_dtype).t()).float() + sampled_bias
+        # Accidental hits: a target's own column (at most one among distinct ids) is left out.
+        column = torch.searchsorted(distinct, targets).clamp(max=distinct.shape[0] - 1)
+        hit_rows = torch.nonzero(distinct[column] == targets).squeeze(1)
+        sampled_logits.index_put_((hit_rows, column[hit_rows]), sampled_logits.new_tensor(_LEFT_OUT))
+        true_logits = (hidden.float() * self.weight[targets]).sum(-1) + self.bias[targets]
+        true_logits = true_logits - (sampler.log_probability(targets) + math.log(n))
+        return torch.logaddexp(true_logits, torch.logsumexp(sampled_logits, dim=1)) - true_logits
 
     def to_disk(self, path: Union[str, Path]) -> None:
         def write(tmp: str) -> None:

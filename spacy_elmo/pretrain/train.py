@@ -13,7 +13,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy
 import torch
@@ -138,7 +138,12 @@ class Trainer:
             self._log(f"Fine-tuning the biLM from {folder} (its options replace [model])")
         else:
             bilm = BiLM(self.s.model)
-        lm = BiLanguageModel(bilm, len(self.vocab), dropout=self.s.objective.dropout)
+        system = self.s.system
+        self.matmul_dtype = bf16_matmuls(system.mixed_precision, self.p.device)
+        if self.matmul_dtype is not None:
+            self._log(f"Mixed precision: bf16 matmuls, fp32 weights and state ({'fast' if system.fast_path else 'exact'} path)")
+        fast_dtype = self.matmul_dtype if system.fast_path else None
+        lm = BiLanguageModel(bilm, len(self.vocab), dropout=self.s.objective.dropout, fast=system.fast_path, matmul_dtype=fast_dtype)
         if paths.init_softmax:
             if not paths.vocab:
                 raise ValueError("paths.init_softmax needs paths.vocab: the vocab.txt whose words are the softmax rows.")
@@ -213,7 +218,8 @@ class Trainer:
         return total, n_global
 
     def _autocast(self):
-        enabled = self.p.device.type == "cuda" and self.s.system.mixed_precision
+        """bf16 autocast for the exact path (the fast path casts its own matmuls)."""
+        enabled = self.matmul_dtype is not None and not self.s.system.fast_path
         return torch.autocast(self.p.device.type, dtype=torch.bfloat16, enabled=enabled)
 
     def _diverged(self, what: str, value: float) -> str:
@@ -323,6 +329,24 @@ class Trainer:
     def _log(self, message: str) -> None:
         if self.p.is_main:
             print(message, file=sys.stderr, flush=True)
+
+
+def bf16_matmuls(mixed_precision: Union[bool, str], device: torch.device) -> Optional[torch.dtype]:
+    """torch.bfloat16 where system.mixed_precision asks for bf16 matmuls and the device runs
+    them fast (a CUDA GPU with bf16, a CPU with AMX or avx512_bf16), else None."""
+    if mixed_precision is False:
+        return None
+    if device.type == "cuda":
+        supported, hardware = torch.cuda.is_bf16_supported(), "this GPU"
+    else:
+        supported = any(getattr(torch.cpu, check, lambda: False)() for check in ("_is_amx_tile_supported", "_is_avx512_bf16_supported"))
+        hardware = "this CPU (it has neither AMX nor avx512_bf16)"
+    if mixed_precision is True and not supported:
+        raise ValueError(
+            f"system.mixed_precision = true asks for bf16 matmuls, which {hardware} cannot run fast. "
+            'Set --system.mixed_precision false (fp32) or "auto" (bf16 only where supported).'
+        )
+    return torch.bfloat16 if supported else None
 
 
 def _seed(seed: int) -> None:
