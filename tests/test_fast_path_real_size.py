@@ -1,7 +1,6 @@
-"""Real-size check (pytest -m slow): the fast path equals the exact path within 1e-4 on the
+"""Real-size check: the fast path equals the exact path within 1e-4 on the
 published 'original' sizes (random weights) for a batch long enough to need several chunks
 of input gates and with a state carried from one batch to the next."""
-import pytest
 import torch
 
 from project_scripts import load_script
@@ -10,7 +9,6 @@ from spacy_elmo.model import BiLM, preset
 from spacy_elmo.model.fast import FastBiLM
 
 
-@pytest.mark.slow
 def test_fast_path_equals_exact_path_on_the_original_size(conll_dir):
     torch.manual_seed(0)
     model = BiLM(preset("original")).eval()

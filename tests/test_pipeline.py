@@ -12,6 +12,10 @@ from spacy.tokens import Doc, DocBin
 
 from spacy_elmo.layers import get_feature_cache
 
+# Predictions run the fast path, within 1e-4 of the exact path in fp32: two runs over
+# different batches (another padding, other neighbours) agree to that, not to rounding.
+FAST_TOLERANCE = 1e-4
+
 
 def _nlp(fixture_dir, **config):
     nlp = spacy.blank("en")
@@ -72,7 +76,7 @@ def test_each_sentence_is_its_own_bilm_sequence(nlp):
     doc = nlp(doc)
     assert doc._.elmo_sequences == [(0, 4), (4, 8)]
     second_alone = nlp(Doc(nlp.vocab, words=words[4:]))
-    numpy.testing.assert_allclose(doc._.elmo_layers[:, 4:], second_alone._.elmo_layers, atol=1e-6)
+    numpy.testing.assert_allclose(doc._.elmo_layers[:, 4:], second_alone._.elmo_layers, atol=FAST_TOLERANCE, rtol=0)
     whole = nlp(Doc(nlp.vocab, words=words))
     assert not numpy.allclose(whole._.elmo_layers[2, 4:], second_alone._.elmo_layers[2])
 
@@ -82,7 +86,7 @@ def test_docs_without_sentences_are_cut_into_windows(fixture_dir):
     doc = nlp(" ".join(f"w{i}" for i in range(8)))
     assert doc._.elmo_sequences == [(0, 3), (3, 6), (6, 8)]
     window = nlp(Doc(nlp.vocab, words=["w3", "w4", "w5"]))
-    numpy.testing.assert_allclose(doc._.elmo_layers[:, 3:6], window._.elmo_layers, atol=1e-6)
+    numpy.testing.assert_allclose(doc._.elmo_layers[:, 3:6], window._.elmo_layers, atol=FAST_TOLERANCE, rtol=0)
 
 
 @pytest.mark.parametrize("text,n_tokens", [("", 0), ("Hello", 1), ("   ", 1), ("a  b \n\n c", 5)])
@@ -103,13 +107,13 @@ def test_whitespace_tokens_do_not_change_their_neighbours(nlp):
     spaced = nlp("a  b \n\n c")
     plain = nlp(Doc(nlp.vocab, words=["a", "b", "c"]))
     kept = [t.i for t in spaced if not t.is_space]
-    numpy.testing.assert_allclose(spaced._.elmo_layers[:, kept], plain._.elmo_layers, atol=1e-6)
+    numpy.testing.assert_allclose(spaced._.elmo_layers[:, kept], plain._.elmo_layers, atol=FAST_TOLERANCE, rtol=0)
 
 
 def test_pipe_batches_give_the_same_vectors_as_single_docs(nlp):
     texts = ["One sentence.", "Another, longer sentence with more words.", "", "Third"]
     for doc, text in zip(nlp.pipe(texts, batch_size=3), texts):
-        numpy.testing.assert_allclose(doc._.elmo_layers, nlp(text)._.elmo_layers, atol=1e-6)
+        numpy.testing.assert_allclose(doc._.elmo_layers, nlp(text)._.elmo_layers, atol=FAST_TOLERANCE, rtol=0)
 
 
 def test_pickle_and_docbin(nlp):
@@ -189,7 +193,7 @@ def test_100k_token_doc_runs_in_bounded_memory(fixture_dir):
         [sys.executable, "-c", MEMORY_SCRIPT, str(fixture_dir / "options.json"), str(fixture_dir / "lm_weights.hdf5")],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=1800,
     )
     assert result.returncode == 0, result.stderr
     n_tokens, n_sequences, peak_growth_mb, seconds = result.stdout.split()

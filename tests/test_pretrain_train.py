@@ -12,11 +12,13 @@ import spacy
 import torch
 from typer.testing import CliRunner
 
+from spacy_elmo.chars import CharacterIds
 from spacy_elmo.cli import app
 from spacy_elmo.formats.allennlp import load_bilm
-from spacy_elmo.model import preset
-from spacy_elmo.pretrain import BiLanguageModel, TrainingDiverged, load_model_dir, load_settings, pretrain
+from spacy_elmo.model import BiLM, BiLMConfig, preset
+from spacy_elmo.pretrain import BiLanguageModel, Softmax, TrainingDiverged, Vocabulary, load_model_dir, load_settings, pretrain, save_model_dir
 from spacy_elmo.pretrain import train as train_module
+from spacy_elmo.pretrain.config import resolve_settings
 from spacy_elmo.pretrain.sentences import spacy_sentences
 
 REPO = Path(__file__).parents[1]
@@ -35,8 +37,8 @@ MICRO = {
 }
 
 
-def settings(tmp_path, text: Path, **overrides):
-    base = {
+def base_overrides(text: Path):
+    return {
         "paths.train": str(text),
         "paths.dev": str(text),
         "system.threads": 1,
@@ -44,7 +46,10 @@ def settings(tmp_path, text: Path, **overrides):
         "data.batch_size": 4,
         "data.unroll_steps": 8,
     }
-    return load_settings(CONFIG, {**base, **overrides})
+
+
+def settings(tmp_path, text: Path, **overrides):
+    return load_settings(CONFIG, {**base_overrides(text), **overrides})
 
 
 def records(output_dir: Path):
@@ -176,6 +181,50 @@ def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path, te
     assert all(torch.isfinite(p).all() for p in lm.parameters())
 
 
+def test_infinite_gradient_norm_stops_training_before_the_step(tmp_path, text, monkeypatch):
+    out = tmp_path / "run"
+    real_clip = torch.nn.utils.clip_grad_norm_
+    calls = {"n": 0}
+
+    def clip_inf_at_step_4(parameters, max_norm, *args, **kwargs):
+        norm = real_clip(parameters, max_norm, *args, **kwargs)
+        calls["n"] += 1
+        return torch.full_like(norm, math.inf) if calls["n"] == 4 else norm
+
+    def no_step_after_step_3(self, *args, **kwargs):
+        assert calls["n"] < 4, "the optimizer stepped with an infinite gradient norm"
+        return real_adagrad_step(self, *args, **kwargs)
+
+    real_adagrad_step = torch.optim.Adagrad.step
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", clip_inf_at_step_4)
+    monkeypatch.setattr(torch.optim.Adagrad, "step", no_step_after_step_3)
+    with pytest.raises(TrainingDiverged, match=r"the gradient norm is inf at step 4; stopped without saving.*checkpoint.pt \(step 3\)"):
+        pretrain(settings(tmp_path, text, **MICRO, **{"training.max_steps": 20, "training.eval_every": 3}), out)
+    assert calls["n"] == 4
+    assert torch.load(out / "checkpoint.pt", weights_only=False)["progress"]["step"] == 3
+    assert [r["step"] for r in records(out)] == [3]
+
+
+def test_adam_option_trains_and_the_loss_falls(tmp_path, text):
+    config = spacy.util.load_config(
+        CONFIG,
+        overrides={**base_overrides(text), **MICRO, "objective.n_negatives": 0, "objective.dropout": 0.0, "training.max_steps": 30, "training.log_every": 1, "training.eval_every": 30},
+        interpolate=True,
+    )
+    config["optimizer"] = {"@misc": "spacy_elmo.Adam.v1", "lr": 0.01, "beta1": 0.8}
+    s = resolve_settings(config)
+    optimizer = s.optimizer([torch.nn.Parameter(torch.zeros(1))])
+    assert isinstance(optimizer, torch.optim.Adam)
+    assert optimizer.defaults["lr"] == 0.01 and optimizer.defaults["betas"] == (0.8, 0.999) and optimizer.defaults["eps"] == 1e-8
+    out = tmp_path / "run"
+    pretrain(s, out)
+    state = torch.load(out / "checkpoint.pt", weights_only=False)["optimizer"]
+    assert {"exp_avg", "exp_avg_sq"} <= set(state["state"][0]) and state["param_groups"][0]["betas"] == (0.8, 0.999)
+    losses = [r["train_loss"] for r in records(out)]
+    assert len(losses) == 30
+    assert numpy.mean(losses[-5:]) < 0.6 * numpy.mean(losses[:5]), losses  # about 0.4; 1.0 at lr 0
+
+
 @needs_fixtures
 def test_fine_tuning_starts_from_published_weights_and_softmax(tmp_path, text):
     published = FIXTURES / "allennlp"
@@ -189,12 +238,28 @@ def test_fine_tuning_starts_from_published_weights_and_softmax(tmp_path, text):
         assert torch.equal(got, want), name
     assert "cat" in vocab.ids and len(vocab) == lm.softmax.weight.shape[0]
 
-    # A softmax from a file, with its vocabulary.
+    # A softmax from a file, with its vocabulary: one unlike the seeded initial softmax
+    # (which the first run exported unchanged, at lr 0), so that ignoring the file shows.
+    loaded = Softmax(*lm.softmax.weight.shape)
+    with torch.no_grad():
+        loaded.weight.copy_(-2.0 * lm.softmax.weight.flip(0))
+        loaded.bias.copy_(torch.linspace(-1.0, 1.0, loaded.bias.shape[0]))
+    loaded.to_disk(tmp_path / "softmax.hdf5")
     second = tmp_path / "second"
-    with_softmax = {**frozen, "paths.vocab": str(first / "model-last" / "vocab.txt"), "paths.init_softmax": str(first / "model-last" / "softmax_weights.hdf5")}
+    with_softmax = {**frozen, "paths.vocab": str(first / "model-last" / "vocab.txt"), "paths.init_softmax": str(tmp_path / "softmax.hdf5")}
     pretrain(settings(tmp_path, text, **with_softmax), second)
     lm2, _ = load_model_dir(second / "model-last")
-    assert torch.equal(lm2.softmax.weight, lm.softmax.weight)
+    assert torch.equal(lm2.softmax.weight, loaded.weight) and torch.equal(lm2.softmax.bias, loaded.bias)
+    assert not torch.allclose(lm2.softmax.weight, lm.softmax.weight)
+    # Its dev perplexity is the loaded softmax's, not the seeded one's.
+    first_dev, second_dev = records(first)[-1]["dev_perplexity"], records(second)[-1]["dev_perplexity"]
+    assert abs(second_dev["mean"] / first_dev["mean"] - 1) > 0.1
+
+
+def test_init_softmax_without_a_vocabulary_names_the_fix(tmp_path, text):
+    Softmax(10, 16).to_disk(tmp_path / "softmax.hdf5")
+    with pytest.raises(ValueError, match="paths.init_softmax needs paths.vocab: the vocab.txt whose words are the softmax rows"):
+        pretrain(settings(tmp_path, text, **MICRO, **{"paths.init_softmax": str(tmp_path / "softmax.hdf5")}), tmp_path / "run")
 
 
 def test_cli_reports_bad_input_and_config_errors(tmp_path, text):
@@ -213,6 +278,62 @@ def test_cli_reports_bad_input_and_config_errors(tmp_path, text):
     assert zero.exit_code == 1 and "training.eval_every must be at least 1, got 0" in zero.output
     mode = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--data.mode", "windows"])
     assert mode.exit_code == 1 and "data.mode must be one of" in mode.output
+    unknown_preset = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--model.preset", "huge"])
+    assert unknown_preset.exit_code == 1 and "Unknown biLM preset 'huge'; choose one of ['medium', 'original', 'small', 'tiny']" in unknown_preset.output
+    bad_size = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--model.lstm_dim", "0"])
+    assert bad_size.exit_code == 1 and "Invalid biLM configuration: lstm_dim must be positive, got 0" in bad_size.output
+
+
+def test_perplexity_cli_equals_a_hand_computed_perplexity(tmp_path):
+    """exp of the mean NLL per target, full softmax, each sentence alone from a zero state:
+    forward <S> w_1 .. w_n predicts w_1 .. w_n </S>, backward </S> w_n .. w_1 predicts
+    w_n .. w_1 <S>; words outside the vocabulary are <UNK> targets (but keep their characters)."""
+    torch.manual_seed(0)
+    config = BiLMConfig(**{key.split(".")[1]: value for key, value in MICRO.items()})
+    words = ["<S>", "</S>", "<UNK>", "the", "cat", "sat", "on", "mat", "."]
+    lm = BiLanguageModel(BiLM(config), len(words), dropout=0.0)
+    with torch.no_grad():  # a peaked softmax: a wrong target costs a lot
+        lm.softmax.weight.mul_(4.0)
+        lm.softmax.bias.uniform_(-1.0, 1.0)
+    save_model_dir(lm, Vocabulary(words), tmp_path / "model")
+    sentences = [["The", "cat", "sat", "on", "the", "mat", "."], ["A", "dog", "sat", "."]]  # The, A, dog: <UNK>
+    text = tmp_path / "text.txt"
+    text.write_text("".join(" ".join(s) + "\n" for s in sentences))
+    assert [s for line in spacy_sentences()(text.read_text().splitlines()) for s in line] == sentences
+
+    chars = CharacterIds(config.max_characters_per_token)
+    weight, bias = lm.softmax.weight.detach().double().numpy(), lm.softmax.bias.detach().double().numpy()
+    nll, n_targets = numpy.zeros(2), 0
+    bilm = lm.bilm.eval()
+    with torch.no_grad():
+        for sentence in sentences:
+            inputs = [[chars.bos, *map(chars.token, sentence)], [chars.eos, *map(chars.token, reversed(sentence))]]
+            targets = [[*sentence, "</S>"], [*reversed(sentence), "<S>"]]
+            steps = len(sentence) + 1
+            vectors = bilm.char_encoder(torch.from_numpy(numpy.stack([row for direction in inputs for row in direction])))
+            outputs, _ = bilm.lstm(vectors.view(2, 1, steps, -1), torch.ones(1, steps, dtype=torch.bool))
+            top = outputs[-1][:, 0].double().numpy()  # (2, steps, projection_dim)
+            # The same hidden states as BiLM.forward's top layer at the words ([forward; backward]).
+            exact = bilm(torch.from_numpy(chars.batch([sentence]))).layers[-1, 0].numpy()
+            numpy.testing.assert_allclose(top[0, 1:], exact[:, : config.projection_dim], atol=1e-5)
+            numpy.testing.assert_allclose(top[1, 1:][::-1], exact[:, config.projection_dim :], atol=1e-5)
+            for d in range(2):
+                logits = top[d] @ weight.T + bias
+                shifted = logits - logits.max(axis=1, keepdims=True)
+                log_probs = shifted - numpy.log(numpy.exp(shifted).sum(axis=1, keepdims=True))
+                ids = [words.index(t) if t in words else words.index("<UNK>") for t in targets[d]]
+                nll[d] -= log_probs[numpy.arange(steps), ids].sum()
+            n_targets += steps
+    expected = {"forward": math.exp(nll[0] / n_targets), "backward": math.exp(nll[1] / n_targets), "mean": math.exp(nll.sum() / (2 * n_targets))}
+    assert n_targets == 13 and expected["forward"] != pytest.approx(expected["backward"], rel=1e-2)
+
+    for batch_size in ("64", "1"):  # both sentences in one padded batch, or one at a time
+        run = CliRunner().invoke(app, ["perplexity", str(tmp_path / "model"), str(text), "--batch-size", batch_size])
+        assert run.exit_code == 0, run.output
+        got = json.loads(run.output.strip().splitlines()[-1])
+        assert got["n_tokens"] == n_targets
+        for key, value in expected.items():
+            assert got[key] == pytest.approx(value, rel=1e-5), (key, batch_size)
 
 
 def test_perplexity_cli_names_a_folder_that_is_not_a_model(tmp_path, text):

@@ -41,7 +41,7 @@ def test_spacy_train_with_the_ner_config(fixture_dir, conll_dir, tmp_path):
         "--training.max_steps", "20", "--training.eval_frequency", "10",
     ]  # fmt: skip
     env = {**os.environ, "OMP_NUM_THREADS": "1"}  # one torch thread: no contention on shared CI cores
-    result = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=REPO, env=env)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=1800, cwd=REPO, env=env)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     nlp = spacy.load(tmp_path / "out" / "model-last")
     (mix,) = find_mixes(nlp.get_pipe("ner").model)
