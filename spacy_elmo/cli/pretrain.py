@@ -6,7 +6,7 @@ from spacy.cli._util import parse_config_overrides
 
 from ..pretrain.corpus import CorpusError
 from ..pretrain.config import load_settings
-from ..pretrain.train import TrainingDiverged, pretrain
+from ..pretrain.train import TrainingDiverged, TrainingStopped, pretrain
 from . import app
 
 
@@ -26,5 +26,7 @@ def pretrain_cli(
     except (CorpusError, TrainingDiverged, FileNotFoundError, ValueError) as err:
         typer.echo(f"Error: {err}", err=True)
         raise typer.Exit(1)
+    except TrainingStopped as stopped:  # SIGINT/SIGTERM: the checkpoint of that step is written
+        raise typer.Exit(stopped.exit_code)
     if record:
         typer.echo(f"Done at step {record['step']}: train loss {record['train_loss']:.4f}, dev perplexity {record.get('dev_perplexity')}")

@@ -9,9 +9,12 @@ import json
 import math
 import os
 import random
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple, Union
 
@@ -30,10 +33,12 @@ from .distributed import Processes, start_processes, stop_processes
 from .evaluate import perplexity, text_sentences
 from .export import METRICS, VOCAB, save_model_dir
 from .language_model import BiLanguageModel
+from .memory import release_freed_memory, resident_mb
 from .softmax import LogUniformSampler
 from .vocab import Vocabulary
 
 CHECKPOINT = "checkpoint.pt"
+SEGMENTS = "segments.jsonl"  # one line per run segment: steps, tokens, wall and CPU time, load
 
 
 class TrainingDiverged(RuntimeError):
@@ -45,6 +50,7 @@ class Progress:
     step: int = 0
     tokens: int = 0
     elapsed: float = 0.0
+    cpu_seconds: float = 0.0  # this process's CPU time (all its threads), over every segment
     best_perplexity: float = math.inf
     loss_sum: float = 0.0  # train loss summed over the steps since the last log line
     loss_steps: int = 0
@@ -159,30 +165,42 @@ class Trainer:
             return self.progress.last_record
         bar = tqdm(total=t.max_steps, initial=self.progress.step, disable=not (t.progress_bar and self.p.is_main), unit="step", dynamic_ncols=True)
         started = time.perf_counter() - self.progress.elapsed
+        cpu_started = time.process_time() - self.progress.cpu_seconds
         log_start = time.perf_counter()
         record: Dict[str, Any] = {}
-        while self.progress.step < t.max_steps:
-            loss, n_tokens = self.train_step()
-            pr = self.progress
-            pr.step += 1
-            pr.tokens += n_tokens
-            pr.tokens_since_log += n_tokens
-            pr.loss_sum += loss
-            pr.loss_steps += 1
-            pr.elapsed = time.perf_counter() - started
-            evaluate = pr.step % t.eval_every == 0 or pr.step == t.max_steps
-            if pr.step % t.log_every == 0 or evaluate:
-                now = time.perf_counter()
-                record = self._record(pr.tokens_since_log / max(now - log_start, 1e-9))
-                log_start = now
-                if evaluate:
-                    record["dev_perplexity"] = self._evaluate()
-                self._write_record(record)
-                bar.set_postfix(loss=f"{record['train_loss']:.3f}", tok_s=f"{record['tokens_per_second']:.0f}")
-                if evaluate:
-                    self._save(record)
-            bar.update(1)
+        segment = self._segment_start()
+        with StopSignals() as signals:
+            while self.progress.step < t.max_steps:
+                loss, n_tokens = self.train_step()
+                pr = self.progress
+                pr.step += 1
+                pr.tokens += n_tokens
+                pr.tokens_since_log += n_tokens
+                pr.loss_sum += loss
+                pr.loss_steps += 1
+                pr.elapsed = time.perf_counter() - started
+                pr.cpu_seconds = time.process_time() - cpu_started
+                evaluate = pr.step % t.eval_every == 0 or pr.step == t.max_steps
+                if pr.step % t.log_every == 0 or evaluate:
+                    release_freed_memory()
+                    record = self._record(pr.tokens_since_log / max(time.perf_counter() - log_start, 1e-9))
+                    if evaluate:
+                        record["dev_perplexity"] = self._evaluate()
+                    self._write_record(record)
+                    bar.set_postfix(loss=f"{record['train_loss']:.3f}", tok_s=f"{record['tokens_per_second']:.0f}")
+                    if evaluate:
+                        self._save(record)
+                    log_start = time.perf_counter()  # tokens/s counts training time only
+                bar.update(1)
+                if self.p.sum(torch.tensor(float(signals.received))) > 0:  # every process stops at the same step
+                    if self.checkpoint_step != pr.step:
+                        self._save_checkpoint()
+                    bar.close()
+                    self._segment_end(segment, f"stopped by {signals.name}")
+                    self._log(f"Stopped at step {pr.step}; checkpoint kept; rerun the same command to resume.")
+                    raise TrainingStopped(pr.step, signals.number)
         bar.close()
+        self._segment_end(segment, "finished")
         for lines in (self.train_lines, self.dev_lines):
             if lines is not None:
                 self._report_skipped(lines)
@@ -259,6 +277,9 @@ class Trainer:
             "dev_perplexity": None,
             "tokens_per_second": tokens_per_second,
             "elapsed_seconds": pr.elapsed,
+            "cpu_seconds": pr.cpu_seconds,
+            "rss_mb": resident_mb(),
+            "load_average": _load_average(),
         }
         pr.loss_sum, pr.loss_steps, pr.tokens_since_log = 0.0, 0, 0
         return record
@@ -275,14 +296,19 @@ class Trainer:
         improved = dev is not None and dev["mean"] < self.progress.best_perplexity
         if improved:
             self.progress.best_perplexity = dev["mean"]
-        data_states = self.p.gather(self.batcher.state_dict())
-        lstm_states = self.p.gather(None if self.state is None else LstmState(self.state.hidden.cpu(), self.state.cell.cpu()))
-        rng_states = self.p.gather(_rng_state())
         if self.p.is_main:
             metrics = self.out / METRICS
             save_model_dir(self.lm, self.vocab, self.out / "model-last", config=self.s.config, metrics=metrics)
             if improved:
                 save_model_dir(self.lm, self.vocab, self.out / "model-best", config=self.s.config, metrics=metrics)
+        self._save_checkpoint()
+
+    def _save_checkpoint(self) -> None:
+        """Everything needed to resume exactly at this step, written atomically."""
+        data_states = self.p.gather(self.batcher.state_dict())
+        lstm_states = self.p.gather(None if self.state is None else LstmState(self.state.hidden.cpu(), self.state.cell.cpu()))
+        rng_states = self.p.gather(_rng_state())
+        if self.p.is_main:
             checkpoint = {
                 "progress": vars(self.progress),
                 "model": self.lm.state_dict(),
@@ -320,6 +346,37 @@ class Trainer:
             _truncate_metrics(self.out / METRICS, self.progress.step)
         self._log(f"Resuming from {self.checkpoint_path} at step {self.progress.step}")
 
+    def _segment_start(self) -> Dict[str, Any]:
+        """This process's run segment: where it started, on which machine and how loaded."""
+        return {
+            "start_step": self.progress.step,
+            "start_tokens": self.progress.tokens,
+            "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "threads": torch.get_num_threads(),
+            "processes": self.p.world_size,
+            "cpus": os.cpu_count(),
+            "load_average_at_start": _load_average(),
+            "_wall": time.perf_counter(),
+            "_cpu": time.process_time(),
+        }
+
+    def _segment_end(self, segment: Dict[str, Any], how: str) -> None:
+        """Append the finished segment to OUTPUT_DIR/segments.jsonl (rank 0's figures)."""
+        if not self.p.is_main:
+            return
+        record = {k: v for k, v in segment.items() if not k.startswith("_")}
+        record.update(
+            end_step=self.progress.step,
+            end_tokens=self.progress.tokens,
+            ended_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            wall_seconds=round(time.perf_counter() - segment["_wall"], 1),
+            cpu_seconds=round(time.process_time() - segment["_cpu"], 1),
+            load_average_at_end=_load_average(),
+            ended=how,
+        )
+        with (self.out / SEGMENTS).open("a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+
     def _report_skipped(self, lines: TextLines) -> None:
         """Warn about unusable lines (counts since the start of this process)."""
         message = lines.describe_skipped()
@@ -347,6 +404,47 @@ def bf16_matmuls(mixed_precision: Union[bool, str], device: torch.device) -> Opt
             'Set --system.mixed_precision false (fp32) or "auto" (bf16 only where supported).'
         )
     return torch.bfloat16 if supported else None
+
+
+class TrainingStopped(Exception):
+    """SIGINT or SIGTERM stopped training after a step; its checkpoint was written."""
+
+    def __init__(self, step: int, signal_number: int):
+        super().__init__(f"stopped at step {step}; checkpoint kept; rerun the same command to resume")
+        self.step = step
+        self.exit_code = 128 + signal_number
+
+
+class StopSignals:
+    """While active, the first SIGINT or SIGTERM only sets ``received`` (training stops
+    after the current step, with a checkpoint); a second one exits at once."""
+
+    def __init__(self) -> None:
+        self.received = False
+        self.name = ""
+        self.number = 0
+        self._previous: Dict[int, Any] = {}
+
+    def __enter__(self) -> "StopSignals":
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, sig: int, frame) -> None:
+        if self.received:
+            print(f"\n{signal.Signals(sig).name} again: exiting now, without a checkpoint of this step.", file=sys.stderr, flush=True)
+            os._exit(130 if sig == signal.SIGINT else 143)
+        self.received, self.name, self.number = True, signal.Signals(sig).name, sig
+        print(f"\n{self.name}: stopping after this step and writing a checkpoint (send it again to exit at once).", file=sys.stderr, flush=True)
+
+
+def _load_average() -> Optional[float]:
+    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
 
 
 def _seed(seed: int) -> None:
