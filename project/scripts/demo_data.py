@@ -1,16 +1,19 @@
 """Data for the demo: slices of the real corpora where DATA_DIR has them, else a synthetic
 sample that this script writes itself (so the demo runs anywhere).
 
-Writes OUT_DIR/lm.train.txt, OUT_DIR/lm.dev.txt (raw text, one paragraph per line) and
-OUT_DIR/ner.train.spacy, OUT_DIR/ner.dev.spacy (DocBins with entities), and prints which
-source it used.
+Writes OUT_DIR/lm.train.txt, OUT_DIR/lm.dev.txt (raw text, one paragraph per line),
+OUT_DIR/ner.train.spacy, ner.dev.spacy (model selection) and ner.eval.spacy (the reported score), OUT_DIR/senses.json
+(sentences with an ambiguous word, labelled by sense from the cue words around it) and
+OUT_DIR/source.json, and prints which source it used.
 """
 import gzip
 import itertools
+import json
 import random
 import sys
+import time
 from pathlib import Path
-from typing import Iterator, List, Tuple
+from typing import Dict, Iterable, Iterator, List, Tuple
 
 import spacy
 import typer
@@ -34,6 +37,20 @@ TEMPLATES = [
     "Analysts at {ORG} expect growth in {LOC} to slow .",
     "Officials in {LOC} met {PER} to discuss the plan .",
 ]
+# The demo's ambiguous word, its senses and the cue words that label an occurrence.
+WORD = "play"
+SENSE_CUES = {
+    "sport": {"match", "team", "game", "games", "season", "league", "football", "cricket", "rugby", "tennis", "golf", "soccer",
+              "cup", "coach", "players", "goal", "goals", "scored", "squad", "championship", "tournament", "ball",
+              "pitch", "innings", "striker", "midfield", "fixture", "opponents"},
+    "stage and music": {"music", "piano", "guitar", "violin", "song", "songs", "band", "stage", "theatre", "theater", "actor",
+                        "actors", "actress", "audience", "orchestra", "concert", "musical", "drama", "playwright", "comedy",
+                        "tragedy", "scene", "opera", "instrument", "tune", "flute", "organ", "harp", "sing", "sang", "broadway"},
+}  # fmt: skip
+SYNTHETIC_SENSES = {
+    "sport": ["{PER} will play for {ORG} against {ORG} in the cup final .", "The team will play {ORG} in {LOC} next season ."],
+    "stage and music": ["{PER} will play the piano at a concert in {LOC} .", "The band will play new songs on stage in {LOC} ."],
+}
 
 
 def synthetic_sentences(n: int, seed: int) -> Iterator[Sentence]:
@@ -54,6 +71,37 @@ def synthetic_sentences(n: int, seed: int) -> Iterator[Sentence]:
         yield words, tags
 
 
+def _fill(template: str, rng: random.Random) -> List[str]:
+    fillers = {"PER": PEOPLE, "LOC": PLACES, "ORG": ORGS}
+    words: List[str] = []
+    for piece in template.split():
+        words.extend(rng.choice(fillers[piece[1:-1]]).split() if piece.startswith("{") else [piece])
+    return words
+
+
+def synthetic_senses(n: int, seed: int) -> Dict[str, List[List[str]]]:
+    rng = random.Random(seed)
+    return {sense: [_fill(rng.choice(templates), rng) for _ in range(n)] for sense, templates in SYNTHETIC_SENSES.items()}
+
+
+def labelled_senses(paragraphs: Iterable[str], per_sense: int, max_tokens: int = 50) -> Dict[str, List[List[str]]]:
+    """Sentences holding WORD (lower case), labelled by the one sense whose cue words they hold."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    found: Dict[str, List[List[str]]] = {sense: [] for sense in SENSE_CUES}
+    texts = (text for text in paragraphs if f" {WORD} " in text.lower())
+    for doc in nlp.pipe(texts, batch_size=64):
+        for sent in doc.sents:
+            words = [t.text for t in sent if not t.is_space]
+            lower = {w.lower() for w in words}
+            senses = [sense for sense, cues in SENSE_CUES.items() if lower & cues]
+            if WORD in words and len(senses) == 1 and len(words) <= max_tokens and len(found[senses[0]]) < per_sense:
+                found[senses[0]].append(words)
+        if all(len(v) >= per_sense for v in found.values()):
+            break
+    return found
+
+
 def to_docbin(sentences: Iterator[Sentence]) -> DocBin:
     vocab = spacy.blank("en").vocab
     docbin = DocBin()
@@ -71,29 +119,67 @@ def _lines(path: Path, n: int) -> List[str]:
 def main(
     data_dir: Path = typer.Argument(..., help="The shared data folder (may be absent)."),
     out_dir: Path = typer.Argument(...),
-    lm_lines: int = typer.Option(4000, help="Raw-text lines for pretraining."),
-    ner_sentences: int = typer.Option(1500, help="NER training sentences."),
+    lm_lines: int = typer.Option(60000, help="Raw-text lines for pretraining (news and books, interleaved)."),
+    ner_sentences: int = typer.Option(250, help="NER training sentences (few: where contextual features help most)."),
+    ner_dev_sentences: int = typer.Option(300, help="NER model-selection sentences (the start of CoNLL-2003 eng.testa)."),
+    ner_eval_sentences: int = typer.Option(500, help="NER sentences the demo reports on (the next ones of eng.testa)."),
+    sense_sentences: int = typer.Option(60, help="Sentences per sense of the ambiguous word."),
     seed: int = 0,
 ) -> None:
+    started = time.time()
     out_dir.mkdir(parents=True, exist_ok=True)
-    news, conll = data_dir / "lm" / "news.train.txt.gz", data_dir / "ner" / "conll2003"
-    if news.exists() and (conll / "eng.train").exists():
-        source = f"real data from {data_dir} (news.train / news.valid, CoNLL-2003 eng.train / eng.testa)"
-        train_text = _lines(news, lm_lines)
-        dev_text = _lines(data_dir / "lm" / "news.valid.txt.gz", 300)
+    lm, conll = data_dir / "lm", data_dir / "ner" / "conll2003"
+    text_files = [lm / "news.train.txt.gz", lm / "books.train.txt.gz"]
+    if all(f.exists() for f in text_files) and (conll / "eng.train").exists():
+        real = True
+        source = f"real data from {data_dir} (news and books text, CoNLL-2003 eng.train / eng.testa)"
+        train_text = _interleaved(text_files, lm_lines)
+        dev_text = _lines(lm / "news.valid.txt.gz", 300)
         ner_train = read_conll2003(conll / "eng.train", ner_sentences)
-        ner_dev = read_conll2003(conll / "eng.testa", 500)
+        testa = list(read_conll2003(conll / "eng.testa", ner_dev_sentences + ner_eval_sentences))
+        ner_dev, ner_eval = testa[:ner_dev_sentences], testa[ner_dev_sentences:]
+        senses = labelled_senses(_interleaved(text_files, 10**9), sense_sentences)
     else:
-        source = f"a synthetic sample ({data_dir} has no news.train / CoNLL-2003)"
-        train_text = [" ".join(w) for w, _ in synthetic_sentences(lm_lines, seed)]
+        real = False
+        source = f"a synthetic sample ({data_dir} has no news/books text or CoNLL-2003): figures show the machinery only"
+        sense_text = [" ".join(w) for v in synthetic_senses(lm_lines // 10, seed + 4).values() for w in v]
+        train_text = [" ".join(w) for w, _ in synthetic_sentences(lm_lines, seed)] + sense_text
+        random.Random(seed).shuffle(train_text)
         dev_text = [" ".join(w) for w, _ in synthetic_sentences(300, seed + 1)]
         ner_train = synthetic_sentences(ner_sentences, seed + 2)
-        ner_dev = synthetic_sentences(300, seed + 3)
+        ner_dev = synthetic_sentences(ner_dev_sentences, seed + 3)
+        ner_eval = synthetic_sentences(ner_eval_sentences, seed + 6)
+        senses = synthetic_senses(sense_sentences, seed + 5)
     (out_dir / "lm.train.txt").write_text("\n".join(train_text) + "\n", encoding="utf-8")
     (out_dir / "lm.dev.txt").write_text("\n".join(dev_text) + "\n", encoding="utf-8")
-    to_docbin(ner_train).to_disk(out_dir / "ner.train.spacy")
-    to_docbin(ner_dev).to_disk(out_dir / "ner.dev.spacy")
-    typer.echo(f"demo data: {source} -> {out_dir}")
+    ner_train, ner_dev, ner_eval = to_docbin(ner_train), to_docbin(ner_dev), to_docbin(ner_eval)
+    ner_train.to_disk(out_dir / "ner.train.spacy")
+    ner_dev.to_disk(out_dir / "ner.dev.spacy")
+    ner_eval.to_disk(out_dir / "ner.eval.spacy")
+    (out_dir / "senses.json").write_text(json.dumps({"word": WORD, "senses": senses}) + "\n", encoding="utf-8")
+    info = {"real_data": real, "source": source, "started_at": started, "ner_train_sentences": len(ner_train), "ner_eval_sentences": len(ner_eval)}
+    (out_dir / "source.json").write_text(json.dumps(info) + "\n", encoding="utf-8")
+    counts = ", ".join(f"{len(v)} {k}" for k, v in senses.items())
+    typer.echo(f"demo data: {source} -> {out_dir} ({len(train_text)} text lines; '{WORD}': {counts})")
+
+
+def _interleaved(paths: List[Path], n: int) -> List[str]:
+    """Up to n non-empty lines, one from each file in turn."""
+    readers = [_iter_lines(p) for p in paths]
+    lines: List[str] = []
+    for line in itertools.chain.from_iterable(itertools.zip_longest(*readers)):
+        if line:
+            lines.append(line)
+            if len(lines) >= n:
+                break
+    return lines
+
+
+def _iter_lines(path: Path) -> Iterator[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            yield line.strip()
 
 
 if __name__ == "__main__":

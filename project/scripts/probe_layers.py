@@ -18,7 +18,7 @@ import torch
 import typer
 
 from spacy_elmo.chars import CharacterIds
-from spacy_elmo.formats.allennlp import load_bilm
+from spacy_elmo.formats import load_bilm_dir
 from spacy_elmo.model import FastBiLM
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -29,8 +29,7 @@ TASKS = ("pos", "ner")
 
 def layer_features(model_dir: Path, sentences: List[List[str]], batch_size: int = 32) -> numpy.ndarray:
     """(n_layers, n_tokens, dim) features of every token, sentence by sentence in <S> </S>."""
-    weights = next(p for p in (model_dir / "weights.hdf5", model_dir / "lm_weights.hdf5") if p.exists())
-    bilm = FastBiLM(load_bilm(model_dir / "options.json", weights).eval())
+    bilm = FastBiLM(load_bilm_dir(model_dir).eval())
     chars = CharacterIds(bilm.bilm.config.max_characters_per_token)
     chunks = []
     with torch.no_grad():

@@ -9,6 +9,6 @@ def _main() -> None:
     """ELMo biLMs for spaCy."""
 
 
-from . import demo, perplexity, pretrain  # noqa: E402,F401  (registers commands)
+from . import perplexity, pretrain  # noqa: E402,F401  (registers commands)
 
 __all__ = ["app"]

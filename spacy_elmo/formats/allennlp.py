@@ -47,6 +47,28 @@ def load_bilm(options_file: PathLike, weight_file: PathLike) -> BiLM:
     return model
 
 
+OPTIONS = "options.json"
+WEIGHT_FILES = ("weights.hdf5", "lm_weights.hdf5")  # as written here, and as published
+
+
+def find_weights(folder: PathLike) -> Path:
+    """The weight file of a biLM folder: weights.hdf5, or the published lm_weights.hdf5."""
+    folder = Path(folder)
+    if not (folder / OPTIONS).is_file():
+        raise FileNotFoundError(
+            f"{folder} is not a biLM folder: it has no {OPTIONS}. Pass a folder with {OPTIONS} and {' or '.join(WEIGHT_FILES)}."
+        )
+    for name in WEIGHT_FILES:
+        if (folder / name).is_file():
+            return folder / name
+    raise FileNotFoundError(f"{folder} has {OPTIONS} but no weight file: expected {' or '.join(WEIGHT_FILES)}.")
+
+
+def load_bilm_dir(folder: PathLike) -> BiLM:
+    """The BiLM of a folder holding options.json and weights.hdf5 (or lm_weights.hdf5)."""
+    return load_bilm(Path(folder) / OPTIONS, find_weights(folder))
+
+
 def load_weights(model: BiLM, weight_file: PathLike) -> None:
     """Copy every biLM weight from a bilm-tf hdf5 file into ``model`` (shapes checked first)."""
     path = _existing(weight_file, "weight file")

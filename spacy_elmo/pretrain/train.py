@@ -24,7 +24,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from ..chars import CharacterIds
-from ..formats.allennlp import load_bilm
+from ..formats.allennlp import load_bilm_dir
 from ..model import BiLM, LstmState
 from .batches import RowStreams, WindowBatcher
 from .config import PretrainSettings
@@ -139,8 +139,7 @@ class Trainer:
         paths = self.s.paths
         if paths.init_bilm:
             folder = Path(paths.init_bilm)
-            weights = next((folder / n for n in ("weights.hdf5", "lm_weights.hdf5") if (folder / n).is_file()), folder / "weights.hdf5")
-            bilm = load_bilm(folder / "options.json", weights)
+            bilm = load_bilm_dir(folder)
             self._log(f"Fine-tuning the biLM from {folder} (its options replace [model])")
         else:
             bilm = BiLM(self.s.model)
