@@ -5,7 +5,7 @@ Sections: [paths] [system] [model] [tokenizer] [vocab] [data] [objective] [optim
 """
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union, get_args, get_origin
 
 import spacy
 import torch
@@ -55,15 +55,43 @@ class _Section:
 
     @classmethod
     def from_section(cls, name: str, values: Dict[str, Any]):
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
+        known = {f.name: f for f in fields(cls)}
+        unknown = sorted(set(values) - set(known))
         if unknown:
             raise ValueError(f"Unknown setting(s) in [{name}]: {', '.join(unknown)}. Known: {', '.join(sorted(known))}.")
+        for key, value in values.items():
+            _check_type(f"{name}.{key}", value, known[key].type)
         section = cls(**values)
         for key, minimum in cls._minimum.items():
             if getattr(section, key) < minimum:
                 raise ValueError(f"{name}.{key} must be at least {minimum}, got {getattr(section, key)}.")
         return section
+
+
+_TYPE_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
+
+
+def _check_type(setting: str, value: Any, annotation: Any) -> None:
+    """A config value of the field's type, or a ValueError naming the setting and the type."""
+    allowed = get_args(annotation) if get_origin(annotation) is Union else (annotation,)
+    if value is None and type(None) in allowed:
+        return
+    for kind in allowed:
+        if kind is bool and isinstance(value, bool):
+            return
+        if kind is int and isinstance(value, int) and not isinstance(value, bool):
+            return
+        if kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return
+        if kind is str and isinstance(value, str):
+            return
+    expected = " or ".join(_TYPE_NAMES.get(kind, "null" if kind is type(None) else str(kind)) for kind in allowed)
+    hint = " (a command-line flag without a value?)" if value is True else ""
+    raise ValueError(f"{setting} must be {expected}, got {value!r}{hint}. Example: --{setting} {_example(allowed)}.")
+
+
+def _example(allowed: Tuple[Any, ...]) -> str:
+    return {int: "1000", float: "0.5", bool: "false", str: "value"}.get(next(k for k in allowed if k is not type(None)), "value")
 
 
 @dataclass

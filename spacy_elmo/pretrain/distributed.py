@@ -51,7 +51,7 @@ def start_processes(device: str = "auto") -> Processes:
         raise ValueError(f"system.device must be auto, cpu or cuda, got {device!r}.")
     use_cuda = torch.cuda.is_available() if device == "auto" else device == "cuda"
     if use_cuda and not torch.cuda.is_available():
-        raise RuntimeError("system.device is cuda but torch sees no GPU; use system.device = auto or cpu.")
+        raise ValueError("system.device is cuda but torch sees no GPU; use --system.device auto (or cpu).")
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))

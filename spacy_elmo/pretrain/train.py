@@ -332,7 +332,14 @@ class Trainer:
                 f"{self.checkpoint_path} was written by {checkpoint['world_size']} process(es), this run has {self.p.world_size}: "
                 "resume with the same number of processes, or start afresh with --training.resume false."
             )
-        self.lm.load_state_dict(checkpoint["model"])
+        try:
+            self.lm.load_state_dict(checkpoint["model"])
+        except RuntimeError as err:  # another model size or vocabulary
+            first = next((line.strip() for line in str(err).splitlines() if "size mismatch" in line or "Missing" in line), str(err))
+            raise ValueError(
+                f"{self.checkpoint_path} is a run of another model or vocabulary than this config describes ({first[:200]}). "
+                "Use a new output folder, or --training.resume false to start afresh in this one (its checkpoint and log are replaced)."
+            ) from None
         self.optimizer.load_state_dict(checkpoint["optimizer"])
         self.sampler.generator.set_state(checkpoint["sampler"])
         _set_rng_state(checkpoint["rng"][self.p.rank])

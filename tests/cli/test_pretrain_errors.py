@@ -1,0 +1,60 @@
+"""Everyday mistakes on the pretrain command line end in one line that names the setting and
+the fix, not a traceback."""
+from pathlib import Path
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from spacy_elmo.cli import app
+
+REPO = Path(__file__).parents[2]
+CONFIG = str(REPO / "project" / "configs" / "pretrain_tiny.cfg")
+MICRO = ["--model.char_embedding_dim", "4", "--model.filters", "[[1, 8], [2, 8]]", "--model.lstm_dim", "16", "--model.projection_dim", "8",
+         "--system.threads", "1", "--data.batch_size", "2", "--data.unroll_steps", "4", "--training.progress_bar", "false"]  # fmt: skip
+
+
+@pytest.fixture
+def text(tmp_path):
+    path = tmp_path / "text.txt"
+    path.write_text("The cat sat on the mat.\nA dog met the cat.\n" * 5)
+    return path
+
+
+def _error(result) -> str:
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
+    (line,) = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    return line
+
+
+@pytest.mark.parametrize(
+    "override, expected",
+    [
+        (["--training.max_steps", "abc"], "training.max_steps must be an integer, got 'abc'. Example: --training.max_steps 1000."),
+        (["--training.max_steps"], "training.max_steps must be an integer, got True (a command-line flag without a value?)"),
+        (["--objective.dropout", "high"], "objective.dropout must be a number, got 'high'"),
+        (["--system.mixed_precision", "maybe"], 'system.mixed_precision must be true, false or "auto"'),
+    ],
+)
+def test_a_bad_value_names_the_setting_and_its_type(tmp_path, text, override, expected):
+    result = CliRunner().invoke(app, ["pretrain", CONFIG, str(tmp_path / "out"), "--paths.train", str(text), *MICRO, *override])
+    assert expected in _error(result)
+
+
+def test_a_checkpoint_of_another_model_size_names_the_way_out(tmp_path, text):
+    out = str(tmp_path / "out")
+    first = CliRunner().invoke(app, ["pretrain", CONFIG, out, "--paths.train", str(text), *MICRO, "--training.max_steps", "2", "--training.eval_every", "2"])
+    assert first.exit_code == 0, first.output
+    result = CliRunner().invoke(app, ["pretrain", CONFIG, out, "--paths.train", str(text), *MICRO, "--training.max_steps", "4", "--model.lstm_dim", "24"])
+    line = _error(result)
+    assert "is a run of another model or vocabulary" in line and "--training.resume false" in line and "new output folder" in line
+    again = CliRunner().invoke(app, ["pretrain", CONFIG, out, "--paths.train", str(text), *MICRO, "--training.max_steps", "2",
+                                     "--model.lstm_dim", "24", "--training.resume", "false"])  # fmt: skip
+    assert again.exit_code == 0, again.output
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_cuda_without_a_gpu_names_the_setting(tmp_path, text):
+    result = CliRunner().invoke(app, ["pretrain", CONFIG, str(tmp_path / "out"), "--paths.train", str(text), *MICRO, "--system.device", "cuda"])
+    assert "system.device is cuda but torch sees no GPU; use --system.device auto (or cpu)." in _error(result)
