@@ -1,10 +1,12 @@
 """`spacy-elmo.ElmoBiLM.v1`: the biLM as a thinc layer, Docs in, all layers per Doc out."""
+import warnings
 from io import BytesIO
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy
 import srsly
 import torch
+from confection import ConfigValidationError
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, Optimizer, PyTorchShim, xp2torch
@@ -92,13 +94,10 @@ def ElmoBiLM(
         needed (~2x faster on CPUs with AMX and on GPUs, outputs within ~1e-3 of fp32).
     The files are read by model.initialize(); afterwards the weights live in the model.
     """
-    if (options_file is None) == (preset is None):
-        raise ValueError(
-            "ElmoBiLM.v1 needs exactly one of options_file (a published ELMo model) or preset "
-            f"(a fresh model's sizes); got options_file={options_file!r}, preset={preset!r}."
-        )
+    if options_file is not None and preset is not None:
+        raise _config_error(f"it got both options_file={options_file!r} and preset={preset!r}; give one (a biLM's files, or a fresh model's sizes).")
     if weight_file is not None and options_file is None:
-        raise ValueError(f"ElmoBiLM.v1 got weight_file={weight_file!r} without options_file; pass the options.json that belongs to it.")
+        raise _config_error(f"it got weight_file={weight_file!r} without options_file; pass the options.json that belongs to it.")
     if inference_matmul not in INFERENCE_MATMUL:
         raise ValueError(f"inference_matmul must be one of {sorted(INFERENCE_MATMUL)}, got {inference_matmul!r}.")
     if max_batch_tokens < max_sequence_length:
@@ -140,14 +139,25 @@ def _init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
     shim = model.layers[0].shims[0]
     if shim._model.bilm is not None:
         return
-    options_file, weight_file = model.attrs["options_file"], model.attrs["weight_file"]
+    options_file, weight_file, preset = model.attrs["options_file"], model.attrs["weight_file"], model.attrs["preset"]
+    if options_file is None and preset is None:
+        raise _config_error(
+            "it has no biLM: set options_file and weight_file (a biLM's options.json and weights.hdf5; in the project's "
+            "configs --paths.elmo_options and --paths.elmo_weights), or preset for a fresh, untrained model."
+        )
     if options_file is None:
-        bilm = BiLM(get_preset(model.attrs["preset"]))
+        warnings.warn(f"spacy-elmo: the biLM of preset {preset!r} has random weights; its vectors mean nothing until it is trained.", stacklevel=2)
+        bilm = BiLM(get_preset(preset))
     elif weight_file is None:
         bilm = BiLM(read_options(options_file))
     else:
         bilm = load_bilm(options_file, weight_file)
     shim._model.bilm = bilm.to(shim.device)
+
+
+def _config_error(problem: str) -> ConfigValidationError:
+    """A ValueError that spaCy's commands print as one message (no traceback)."""
+    return ConfigValidationError(title=f"spacy-elmo.ElmoBiLM.v1: {problem}", errors=[], show_config=False)
 
 
 _CHARACTER_IDS: Dict[int, CharacterIds] = {}
