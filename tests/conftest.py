@@ -1,5 +1,6 @@
-"""Shared test fixtures: paths into ../shared/data, skipping when it is absent; a
-derandomized hypothesis profile; torch's thread count restored after each test."""
+"""Shared test fixtures: paths into ../shared/data, skipping when it is absent; a small
+random biLM folder; a derandomized hypothesis profile; torch's thread count restored after
+each test."""
 from pathlib import Path
 
 import pytest
@@ -38,4 +39,17 @@ def conll_dir() -> Path:
     path = SHARED_DATA / "ner" / "conll2003"
     if not (path / "eng.train").exists():
         pytest.skip(f"{path} is absent")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_bilm_dir(tmp_path_factory) -> Path:
+    """A random biLM far smaller than the `tiny` preset, saved as options.json + weights.hdf5
+    (2 LSTM layers, output dim 32): runs anywhere, no shared data needed."""
+    from spacy_elmo import BiLM, BiLMConfig, save_bilm
+
+    torch.manual_seed(0)
+    config = BiLMConfig(char_embedding_dim=4, filters=[(1, 8), (2, 8), (3, 16)], n_highway=1, lstm_dim=32, projection_dim=16)
+    path = tmp_path_factory.mktemp("tiny_bilm")
+    save_bilm(BiLM(config), path / "options.json", path / "weights.hdf5")
     return path

@@ -17,7 +17,7 @@ import numpy
 import torch
 import typer
 
-from spacy_elmo.chars import CharacterIds
+from spacy_elmo.embed import layer_features as bilm_layer_features
 from spacy_elmo.formats import load_bilm_dir
 from spacy_elmo.model import FastBiLM
 
@@ -27,17 +27,12 @@ from convert_conll import iob1_to_iob2, read_conll2003_columns  # noqa: E402
 TASKS = ("pos", "ner")
 
 
-def layer_features(model_dir: Path, sentences: List[List[str]], batch_size: int = 32) -> numpy.ndarray:
-    """(n_layers, n_tokens, dim) features of every token, sentence by sentence in <S> </S>."""
+def layer_features(model_dir: Path, sentences: List[List[str]]) -> numpy.ndarray:
+    """(n_layers, n_tokens, dim) features of every token, sentence by sentence in <S> </S>
+    (what `python -m spacy_elmo embed --all` writes per sentence)."""
     bilm = FastBiLM(load_bilm_dir(model_dir).eval())
-    chars = CharacterIds(bilm.bilm.config.max_characters_per_token)
-    chunks = []
-    with torch.no_grad():
-        for start in range(0, len(sentences), batch_size):
-            batch = sentences[start : start + batch_size]
-            out = bilm(torch.from_numpy(chars.batch(batch)))
-            chunks.append(out.layers[:, out.mask].numpy())
-    return numpy.concatenate(chunks, axis=1)
+    by_index = dict(bilm_layer_features(bilm, sentences))
+    return numpy.concatenate([by_index[i] for i in range(len(sentences))], axis=1)
 
 
 def read_probe_data(path: Path, limit: int) -> Tuple[List[List[str]], Dict[str, List[str]]]:

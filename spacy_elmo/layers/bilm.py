@@ -1,4 +1,6 @@
 """`spacy-elmo.ElmoBiLM.v1`: the biLM as a thinc layer, Docs in, all layers per Doc out."""
+import os
+import sys
 import warnings
 from io import BytesIO
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
@@ -19,7 +21,7 @@ from ..formats.allennlp import load_bilm, read_options
 from ..model import BiLM, BiLMConfig, preset as get_preset
 from ..model.fast import FastBiLM
 from .cache import FeatureCache
-from .sequences import Sequence, doc_sequences, segment_ids, sequence_ranges
+from .sequences import Sequence, batch_by_tokens, doc_sequences, segment_ids, sequence_ranges
 
 
 class DocLayers(NamedTuple):
@@ -40,13 +42,19 @@ INFERENCE_MATMUL: Dict[str, Optional[torch.dtype]] = {"fp32": None, "bf16": torc
 
 class BiLMHolder(nn.Module):
     """The torch module inside the thinc wrapper; the BiLM is set when it is loaded or
-    deserialised, so building a pipeline from its config never reads weight files."""
+    deserialised, so building a pipeline from its config never reads weight files.
+
+    Each process runs its own FastBiLM (built on its first prediction there). In a worker
+    of ``nlp.pipe(n_process=N)`` torch gets max(1, cores // N) threads, so that N workers
+    share the cores instead of each starting a thread per core."""
 
     def __init__(self, inference_matmul: str = "fp32") -> None:
         super().__init__()
         self.bilm: Optional[BiLM] = None
         self.matmul_dtype = INFERENCE_MATMUL[inference_matmul]
         self._fast: List[FastBiLM] = []  # a list, so it is no submodule and never serialised
+        self._fast_pid = os.getpid()
+        self._pipe_processes = 0  # n_process of the nlp.pipe call that pickled this holder
 
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         if self.bilm is None:
@@ -56,6 +64,39 @@ class BiLMHolder(nn.Module):
         if not self._fast or self._fast[0].bilm is not self.bilm:
             self._fast = [FastBiLM(self.bilm, matmul_dtype=self.matmul_dtype)]
         return self._fast[0](char_ids).layers
+
+    def enter_process(self) -> None:
+        """Called on every batch: in a process other than the last one seen (a worker), start
+        a fresh FastBiLM and share the cores with the other workers."""
+        if self._fast_pid != os.getpid():
+            self._fast, self._fast_pid = [], os.getpid()
+            share_cores(self._pipe_processes or pipe_processes())
+
+    def __getstate__(self) -> Dict:
+        """Pickled (spaCy's workers under the spawn or forkserver start method): without the
+        fast path's caches and scratch memory, with the n_process of the nlp.pipe call."""
+        state = dict(self.__dict__)
+        state["_fast"], state["_fast_pid"], state["_pipe_processes"] = [], -1, pipe_processes()
+        return state
+
+
+def pipe_processes() -> int:
+    """The n_process of the spaCy ``nlp.pipe`` call on this thread's stack, 0 if none. Under
+    the fork start method a worker's stack still holds the parent's frames, spaCy's
+    Language._multiprocessing_pipe among them; under spawn and forkserver the parent's
+    stack holds it while it pickles the pipeline for its workers."""
+    frame = sys._getframe()
+    while frame is not None:
+        if frame.f_code.co_name == "_multiprocessing_pipe" and isinstance(frame.f_locals.get("n_process"), int):
+            return frame.f_locals["n_process"]
+        frame = frame.f_back
+    return 0
+
+
+def share_cores(n_process: int) -> None:
+    """In one of ``n_process`` worker processes: torch threads = max(1, cores // n_process)."""
+    if n_process > 1:
+        torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // n_process))
 
 
 class BiLMShim(PyTorchShim):
@@ -173,6 +214,7 @@ def _forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[DocLay
     bilm = get_bilm(model)
     if bilm is None:
         raise ValueError("The ELMo biLM has no weights yet: call nlp.initialize() (or load a saved pipeline) first.")
+    model.layers[0].shims[0]._model.enter_process()
     config: BiLMConfig = bilm.config
     ops = model.ops
     max_length = model.attrs["max_sequence_length"]
@@ -225,14 +267,8 @@ def _forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[DocLay
 
 def _batches(keys: List[Tuple[int, int]], sequences: List[List[Sequence]], max_tokens: int) -> List[List[Tuple[int, int]]]:
     """Group sequences, longest first, so that batch size x longest length <= max_tokens."""
-    length = lambda key: len(sequences[key[0]][key[1]].words)
-    batches: List[List[Tuple[int, int]]] = []
-    for key in sorted(keys, key=length, reverse=True):
-        if batches and (len(batches[-1]) + 1) * length(batches[-1][0]) <= max_tokens:
-            batches[-1].append(key)
-        else:
-            batches.append([key])
-    return batches
+    lengths = [len(sequences[i][j].words) for i, j in keys]
+    return [[keys[k] for k in batch] for batch in batch_by_tokens(lengths, max_tokens)]
 
 
 def _char_ids_to_torch(model: Model, char_ids: numpy.ndarray, is_train: bool):

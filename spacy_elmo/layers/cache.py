@@ -49,6 +49,12 @@ class FeatureCache:
             _, oldest = self._items.popitem(last=False)
             self.n_bytes -= oldest.nbytes
 
+    def __getstate__(self) -> dict:
+        """Pickled (a copy of the pipeline, spaCy's spawned workers) without its entries."""
+        state = dict(self.__dict__)
+        state.update(n_bytes=0, hits=0, misses=0, _items=OrderedDict(), _weights_version=None)
+        return state
+
     def clear(self) -> None:
         self._items.clear()
         self.n_bytes = 0

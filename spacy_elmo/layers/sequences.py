@@ -10,7 +10,7 @@ spacy-transformers has span getters for sentences and strided windows, but not t
 combination (sentences, cut when too long), and importing it loads HF transformers; the
 splitting is short enough to own here.
 """
-from typing import List, NamedTuple, Tuple
+from typing import List, NamedTuple, Sequence as SequenceType, Tuple
 
 import numpy
 from spacy.tokens import Doc
@@ -52,3 +52,16 @@ def segment_ids(doc: Doc, ranges: List[Tuple[int, int]]) -> numpy.ndarray:
     for number, sequence in enumerate(doc_sequences(doc, ranges)):
         ids[sequence.positions] = number
     return ids
+
+
+def batch_by_tokens(lengths: SequenceType[int], max_tokens: int) -> List[List[int]]:
+    """Indices into ``lengths`` grouped longest first, so that each group's size x its longest
+    length is at most ``max_tokens`` (a longer sequence runs alone). Sequences of equal length
+    keep their order."""
+    batches: List[List[int]] = []
+    for i in sorted(range(len(lengths)), key=lambda i: lengths[i], reverse=True):
+        if batches and (len(batches[-1]) + 1) * lengths[batches[-1][0]] <= max_tokens:
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+    return batches

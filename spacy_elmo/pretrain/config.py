@@ -106,7 +106,7 @@ class PathSettings(_Section):
 @dataclass
 class SystemSettings(_Section):
     seed: int = 0
-    device: str = "auto"  # auto (cuda if available), cpu or cuda
+    device: str = "auto"  # auto (cuda if available), cpu, cuda or cuda:N
     threads: int = 0  # torch intra-op threads per process; 0 leaves torch's default
     fast_path: bool = True  # the training fast path (same loss and gradients); false: the exact reference code
     mixed_precision: Union[bool, str] = "auto"  # bf16 matmuls: "auto" where the hardware runs them fast, true, false

@@ -46,20 +46,28 @@ class Processes:
 
 
 def start_processes(device: str = "auto") -> Processes:
-    """Join the torchrun process group (nccl on GPU, gloo on CPU) and pick this rank's device."""
-    if device not in ("auto", "cpu", "cuda"):
-        raise ValueError(f"system.device must be auto, cpu or cuda, got {device!r}.")
-    use_cuda = torch.cuda.is_available() if device == "auto" else device == "cuda"
+    """Join the torchrun process group (nccl on GPU, gloo on CPU) and pick this rank's device:
+    ``device`` is auto (cuda when available), cpu, cuda (GPU LOCAL_RANK under torchrun, else
+    GPU 0) or cuda:N (GPU N, one process)."""
+    kind, _, index = device.partition(":")
+    if kind not in ("auto", "cpu", "cuda") or (index and (kind != "cuda" or not index.isdigit())):
+        raise ValueError(f"system.device must be auto, cpu, cuda or cuda:N (GPU N), got {device!r}.")
+    use_cuda = torch.cuda.is_available() if kind == "auto" else kind == "cuda"
     if use_cuda and not torch.cuda.is_available():
-        raise ValueError("system.device is cuda but torch sees no GPU; use --system.device auto (or cpu).")
+        raise ValueError(f"system.device is {device} but torch sees no GPU; use --system.device auto (or cpu, --gpu-id -1).")
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if index and world_size > 1:
+        raise ValueError(f"system.device = {device} names one GPU; under torchrun use system.device = cuda (each process takes GPU LOCAL_RANK).")
+    gpu = int(index) if index else local_rank
     if use_cuda:
-        torch.cuda.set_device(local_rank)
+        if gpu >= torch.cuda.device_count():
+            raise ValueError(f"system.device = {device}: torch sees {torch.cuda.device_count()} GPU(s), numbered from 0.")
+        torch.cuda.set_device(gpu)
     if world_size > 1 and not dist.is_initialized():
         dist.init_process_group("nccl" if use_cuda else "gloo")
-    return Processes(rank, world_size, torch.device("cuda", local_rank) if use_cuda else torch.device("cpu"))
+    return Processes(rank, world_size, torch.device("cuda", gpu) if use_cuda else torch.device("cpu"))
 
 
 def stop_processes() -> None:

@@ -57,4 +57,4 @@ def test_a_checkpoint_of_another_model_size_names_the_way_out(tmp_path, text):
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 def test_cuda_without_a_gpu_names_the_setting(tmp_path, text):
     result = CliRunner().invoke(app, ["pretrain", CONFIG, str(tmp_path / "out"), "--paths.train", str(text), *MICRO, "--system.device", "cuda"])
-    assert "system.device is cuda but torch sees no GPU; use --system.device auto (or cpu)." in _error(result)
+    assert "system.device is cuda but torch sees no GPU; use --system.device auto (or cpu, --gpu-id -1)." in _error(result)

@@ -1,0 +1,39 @@
+"""What the commands share: error exits and the biLM given as a folder or as two files."""
+from pathlib import Path
+from typing import NoReturn, Optional, Tuple
+
+import typer
+
+from ..formats import OPTIONS, find_weights
+
+USAGE_ERROR = 2  # the options are wrong; 1: the input, the model or the device failed
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print ``Error: message`` on stderr and exit with ``code``, without a traceback."""
+    typer.echo(f"Error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def bilm_files(folder: Optional[Path], options: Optional[Path] = None, weights: Optional[Path] = None) -> Tuple[Path, Path]:
+    """(options.json, weight file) of a biLM given as a folder or as --options and --weights;
+    a usage error unless exactly one of the two forms is given, a failure if files are missing."""
+    if folder is not None and (options is not None or weights is not None):
+        fail("Give the biLM either as a folder (BILM or --bilm) or as --options and --weights, not both.", USAGE_ERROR)
+    if folder is None:
+        if options is None or weights is None:
+            fail(
+                "No biLM: pass a folder with options.json and weights.hdf5 (BILM or --bilm DIR, e.g. a pretraining "
+                "run's model-best), or both --options and --weights.",
+                USAGE_ERROR,
+            )
+        for path, what in ((options, "options file"), (weights, "weight file")):
+            if not path.is_file():
+                fail(f"ELMo {what} not found: {path}. Pass the path of an existing file.")
+        return options, weights
+    if not folder.is_dir():
+        fail(f"biLM folder not found: {folder}. Pass a folder with {OPTIONS} and weights.hdf5 (or lm_weights.hdf5).")
+    try:
+        return folder / OPTIONS, find_weights(folder)
+    except FileNotFoundError as err:
+        fail(str(err))
