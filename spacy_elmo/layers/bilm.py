@@ -1,6 +1,5 @@
 """`spacy-elmo.ElmoBiLM.v1`: the biLM as a thinc layer, Docs in, all layers per Doc out."""
 import os
-import sys
 import warnings
 from io import BytesIO
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
@@ -44,9 +43,8 @@ class BiLMHolder(nn.Module):
     """The torch module inside the thinc wrapper; the BiLM is set when it is loaded or
     deserialised, so building a pipeline from its config never reads weight files.
 
-    Each process runs its own FastBiLM (built on its first prediction there). In a worker
-    of ``nlp.pipe(n_process=N)`` torch gets max(1, cores // N) threads, so that N workers
-    share the cores instead of each starting a thread per core."""
+    Each process runs its own FastBiLM (built on its first prediction there); in a worker of
+    ``nlp.pipe(n_process=N)`` torch runs one thread."""
 
     def __init__(self, inference_matmul: str = "fp32") -> None:
         super().__init__()
@@ -54,7 +52,6 @@ class BiLMHolder(nn.Module):
         self.matmul_dtype = INFERENCE_MATMUL[inference_matmul]
         self._fast: List[FastBiLM] = []  # a list, so it is no submodule and never serialised
         self._fast_pid = os.getpid()
-        self._pipe_processes = 0  # n_process of the nlp.pipe call that pickled this holder
 
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         if self.bilm is None:
@@ -66,37 +63,19 @@ class BiLMHolder(nn.Module):
         return self._fast[0](char_ids).layers
 
     def enter_process(self) -> None:
-        """Called on every batch: in a process other than the last one seen (a worker), start
-        a fresh FastBiLM and share the cores with the other workers."""
+        """Called on every batch: in a process other than the last one seen (a worker of
+        ``nlp.pipe(n_process=N)``), start a fresh FastBiLM and run torch on one thread, so
+        that the workers share the cores instead of each starting a thread per core."""
         if self._fast_pid != os.getpid():
             self._fast, self._fast_pid = [], os.getpid()
-            share_cores(self._pipe_processes or pipe_processes())
+            torch.set_num_threads(1)
 
     def __getstate__(self) -> Dict:
         """Pickled (spaCy's workers under the spawn or forkserver start method): without the
-        fast path's caches and scratch memory, with the n_process of the nlp.pipe call."""
+        fast path's caches and scratch memory."""
         state = dict(self.__dict__)
-        state["_fast"], state["_fast_pid"], state["_pipe_processes"] = [], -1, pipe_processes()
+        state["_fast"], state["_fast_pid"] = [], -1
         return state
-
-
-def pipe_processes() -> int:
-    """The n_process of the spaCy ``nlp.pipe`` call on this thread's stack, 0 if none. Under
-    the fork start method a worker's stack still holds the parent's frames, spaCy's
-    Language._multiprocessing_pipe among them; under spawn and forkserver the parent's
-    stack holds it while it pickles the pipeline for its workers."""
-    frame = sys._getframe()
-    while frame is not None:
-        if frame.f_code.co_name == "_multiprocessing_pipe" and isinstance(frame.f_locals.get("n_process"), int):
-            return frame.f_locals["n_process"]
-        frame = frame.f_back
-    return 0
-
-
-def share_cores(n_process: int) -> None:
-    """In one of ``n_process`` worker processes: torch threads = max(1, cores // n_process)."""
-    if n_process > 1:
-        torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // n_process))
 
 
 class BiLMShim(PyTorchShim):
