@@ -157,8 +157,10 @@ def test_bilm_backprop_reaches_the_torch_weights(fixture_dir, vocab):
 
 
 def test_bilm_layer_config_errors(tmp_path):
-    with pytest.raises(ValueError, match="exactly one of options_file"):
-        ElmoBiLM()
+    with pytest.raises(ValueError, match="it has no biLM: set options_file and weight_file"):
+        ElmoBiLM().initialize()  # built without one (spacy init fill-config does that); initialized: an error
+    with pytest.raises(ValueError, match="got both options_file='o.json' and preset='tiny'"):
+        ElmoBiLM(options_file="o.json", preset="tiny")
     with pytest.raises(ValueError, match="without options_file"):
         ElmoBiLM(preset="tiny", weight_file="w.hdf5")
     with pytest.raises(ValueError, match="max_batch_tokens"):

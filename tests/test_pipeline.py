@@ -154,8 +154,10 @@ def test_disk_round_trip_needs_no_weight_files(fixture_dir, tmp_path):
 
 
 def test_missing_model_settings_name_the_fix():
-    with pytest.raises(ValueError, match="exactly one of options_file"):
-        spacy.blank("en").add_pipe("elmo")
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo")
+    with pytest.raises(ValueError, match="it has no biLM: set options_file and weight_file .* or preset"):
+        nlp.initialize()
 
 
 def test_prediction_fills_the_feature_cache(fixture_dir):
