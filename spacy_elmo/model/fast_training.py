@@ -76,73 +76,74 @@ def lstm_stack(
     return outputs, LstmState(torch.stack(final_h, dim=1), torch.stack(final_c, dim=1))
 
 
-def _mm(a: torch.Tensor, b: torch.Tensor, dtype: Optional[torch.dtype]) -> torch.Tensor:
-    """a @ b (batched over dim 0) in ``dtype``, the result in fp32."""
-    if dtype is None:
-        return torch.bmm(a, b)
-    return torch.bmm(a.to(dtype), b.to(dtype)).float()
-
-
 class _LstmLayer(torch.autograd.Function):
     """One LSTM layer, both directions, time-major. Gates in i, f, o, j order with the
     forget bias already in the bias. x (2, steps, batch, P); returns the outputs (2, steps,
-    batch, P), zero at padding, and the final hidden and cell states."""
+    batch, P), zero at padding, and the final hidden and cell states.
+
+    With ``dtype`` (bf16) every matmul operand is kept in that dtype from the start (the
+    memory o * tanh(c) and the gates' gradients are stored in it, weights cast once per
+    call) and results are added into fp32 tensors; cell state, gates and element-wise math
+    stay fp32."""
 
     @staticmethod
     def forward(ctx, x, h0, c0, w_in, bias, w_h, w_p, step_mask, clips, dtype):
         _, steps, batch, P = x.shape
         H = w_p.shape[1]
+        low = dtype or x.dtype  # the matmuls' operand dtype
         cell_clip, proj_clip = clips
-        w_in_m = w_in if dtype is None else w_in.to(dtype)
-        w_h_m = w_h if dtype is None else w_h.to(dtype)
-        w_p_m = w_p if dtype is None else w_p.to(dtype)
-        gates = _mm(x.reshape(2, steps * batch, P), w_in_m, dtype).view(2, steps, batch, 4 * H)
-        gates.add_(bias[:, None, None, :])
+        w_h_low, w_p_low = w_h.to(low), w_p.to(low)
+        x_flat = x.reshape(2, steps * batch, P)
+        gates = torch.add(bias[:, None, None, :], torch.bmm(x_flat.to(low), w_in.to(low)).view(2, steps, batch, 4 * H))
         cells = x.new_empty(2, steps + 1, batch, H)  # cells[:, t] is the state entering step t
         hiddens = x.new_empty(2, steps + 1, batch, P)
-        memory = x.new_empty(2, steps, batch, H)  # o * tanh(c): the projection's input
+        memory = x.new_empty(2, steps, batch, H, dtype=low)  # o * tanh(c): the projection's input
         out = x.new_empty(2, steps, batch, P)
         cell_kept = torch.ones(2, steps, batch, H, dtype=torch.bool, device=x.device)
         proj_kept = torch.ones(2, steps, batch, P, dtype=torch.bool, device=x.device)
         cells[:, 0], hiddens[:, 0] = c0, h0
         for t in range(steps):
             g = gates[:, t]
-            g.add_(_mm(hiddens[:, t], w_h_m, dtype))
+            if dtype is None:
+                g.baddbmm_(hiddens[:, t], w_h)
+            else:
+                g.add_(torch.bmm(hiddens[:, t].to(low), w_h_low))
             g[..., : 3 * H].sigmoid_()
             g[..., 3 * H :].tanh_()
             i, f, o, j = g.split(H, dim=-1)
-            c = f * cells[:, t] + i * j
+            c = torch.mul(f, cells[:, t], out=cells[:, t + 1] if step_mask is None else None).addcmul_(i, j)
             if cell_clip is not None:
                 torch.logical_and(c >= -cell_clip, c <= cell_clip, out=cell_kept[:, t])
                 c.clamp_(-cell_clip, cell_clip)
             torch.mul(torch.tanh(c), o, out=memory[:, t])
-            h = _mm(memory[:, t], w_p_m, dtype)
+            h = torch.bmm(memory[:, t], w_p_low).to(x.dtype)
             if proj_clip is not None:
                 torch.logical_and(h >= -proj_clip, h <= proj_clip, out=proj_kept[:, t])
                 h.clamp_(-proj_clip, proj_clip)
-            if step_mask is None:
-                cells[:, t + 1], hiddens[:, t + 1], out[:, t] = c, h, h
+            if step_mask is None:  # c is cells[:, t + 1] already
+                hiddens[:, t + 1], out[:, t] = h, h
             else:
                 keep = step_mask[t]
                 torch.mul(h, keep, out=out[:, t])
                 cells[:, t + 1] = torch.lerp(cells[:, t], c, keep)
                 hiddens[:, t + 1] = torch.lerp(hiddens[:, t], h, keep)
-        ctx.save_for_backward(x, w_in, w_h, w_p, gates, cells, hiddens, memory, cell_kept, proj_kept, step_mask)
-        ctx.settings = (cell_clip is not None, proj_clip is not None, dtype)
+        ctx.save_for_backward(x_flat, w_in, w_h, w_p, gates, cells, hiddens, memory, cell_kept, proj_kept, step_mask)
+        ctx.settings = (cell_clip is not None, proj_clip is not None, dtype, steps)
         return out, hiddens[:, steps].clone(), cells[:, steps].clone()
 
     @staticmethod
     def backward(ctx, d_out, d_h_final, d_c_final):
-        x, w_in, w_h, w_p, gates, cells, hiddens, memory, cell_kept, proj_kept, step_mask = ctx.saved_tensors
-        clip_cell, clip_proj, dtype = ctx.settings
-        _, steps, batch, P = x.shape
-        H = w_p.shape[1]
-        w_h_t = w_h.transpose(1, 2) if dtype is None else w_h.transpose(1, 2).to(dtype)
-        w_p_t = w_p.transpose(1, 2) if dtype is None else w_p.transpose(1, 2).to(dtype)
-        d_gates = torch.empty_like(gates)
-        d_proj = x.new_empty(2, steps, batch, P)  # gradient at the projection's output
-        dh = d_h_final.clone() if d_h_final is not None else x.new_zeros(2, batch, P)
-        dc = d_c_final.clone() if d_c_final is not None else x.new_zeros(2, batch, H)
+        x_flat, w_in, w_h, w_p, gates, cells, hiddens, memory, cell_kept, proj_kept, step_mask = ctx.saved_tensors
+        clip_cell, clip_proj, dtype, steps = ctx.settings
+        _, _, batch, H = memory.shape
+        P = x_flat.shape[-1]
+        low = memory.dtype
+        w_h_t, w_p_t = w_h.transpose(1, 2).to(low), w_p.transpose(1, 2).to(low)
+        d_gates = torch.empty(gates.shape, dtype=low, device=gates.device)  # the matmuls' operand
+        d_proj = x_flat.new_empty(2, steps, batch, P, dtype=low)  # gradient at the projection's output
+        d_bias = x_flat.new_zeros(2, 4 * H)
+        dh = d_h_final.clone() if d_h_final is not None else x_flat.new_zeros(2, batch, P)
+        dc = d_c_final.clone() if d_c_final is not None else x_flat.new_zeros(2, batch, H)
         for t in reversed(range(steps)):
             g = gates[:, t]
             i, f, o, j = g.split(H, dim=-1)
@@ -158,7 +159,7 @@ class _LstmLayer(torch.autograd.Function):
             if clip_proj:
                 dh_new = dh_new * proj_kept[:, t]
             d_proj[:, t] = dh_new
-            d_memory = _mm(dh_new, w_p_t, dtype)
+            d_memory = torch.bmm(d_proj[:, t] if dtype is not None else dh_new, w_p_t)
             tanh_c = torch.tanh(cells[:, t + 1])  # the cell kept after step t (garbage x 0 at padding)
             d_cell = dc_new + d_memory * o * (1 - tanh_c * tanh_c)
             if clip_cell:
@@ -170,14 +171,14 @@ class _LstmLayer(torch.autograd.Function):
             torch.mul(d_memory * tanh_c, o * (1 - o), out=do)
             torch.mul(d_cell * i, 1 - j * j, out=dj)
             dc = d_cell * f
-            dh = _mm(dg, w_h_t, dtype)
+            d_bias += dg.sum(dim=1, dtype=d_bias.dtype)
+            dh = torch.bmm(dg, w_h_t).to(x_flat.dtype)
             if dh_carry is not None:
                 dh.add_(dh_carry)
                 dc.add_(dc_carry)
         flat_gates = d_gates.view(2, steps * batch, 4 * H)
-        d_x = _mm(flat_gates, w_in.transpose(1, 2), dtype).view(2, steps, batch, P)
-        d_w_in = _mm(x.reshape(2, steps * batch, P).transpose(1, 2), flat_gates, dtype)
-        d_w_h = _mm(hiddens[:, :steps].reshape(2, steps * batch, P).transpose(1, 2), flat_gates, dtype)
-        d_w_p = _mm(memory.view(2, steps * batch, H).transpose(1, 2), d_proj.view(2, steps * batch, P), dtype)
-        d_bias = flat_gates.sum(dim=1)
+        d_x = torch.bmm(flat_gates, w_in.transpose(1, 2).to(low)).view(2, steps, batch, P).to(x_flat.dtype)
+        d_w_in = torch.bmm(x_flat.transpose(1, 2).to(low), flat_gates).to(w_in.dtype)
+        d_w_h = torch.bmm(hiddens[:, :steps].reshape(2, steps * batch, P).transpose(1, 2).to(low), flat_gates).to(w_h.dtype)
+        d_w_p = torch.bmm(memory.view(2, steps * batch, H).transpose(1, 2), d_proj.view(2, steps * batch, P)).to(w_p.dtype)
         return d_x, dh, dc, d_w_in, d_bias, d_w_h, d_w_p, None, None, None

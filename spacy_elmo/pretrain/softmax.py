@@ -88,7 +88,7 @@ class Softmax(nn.Module):
         if matmul_dtype is None:
             sampled_logits = torch.addmm(sampled_bias, hidden, weight.t())
         else:
-            sampled_logits = (hidden.to(matmul_dtype) @ weight.to(matmul_dtype).t()).float() + sampled_bias
+            sampled_logits = torch.add(sampled_bias, hidden.to(matmul_dtype) @ weight.to(matmul_dtype).t())
         # Accidental hits: a target's own column (at most one among distinct ids) is left out.
         column = torch.searchsorted(distinct, targets).clamp(max=distinct.shape[0] - 1)
         hit_rows = torch.nonzero(distinct[column] == targets).squeeze(1)
