@@ -138,7 +138,7 @@ def test_config_rejects_fewer_than_three_character_slots():
 
 
 def test_unknown_preset_names_the_choices():
-    with pytest.raises(ValueError, match=r"Unknown biLM preset 'huge'; choose one of \['medium', 'original', 'small', 'tiny'\]"):
+    with pytest.raises(ValueError, match=r"Unknown biLM preset 'huge'; choose one of \['medium', 'mid', 'original', 'small', 'tiny'\]"):
         preset("huge")
     copy = preset("tiny")
     copy.filters.append((6, 8))

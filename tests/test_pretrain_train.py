@@ -280,7 +280,7 @@ def test_cli_reports_bad_input_and_config_errors(tmp_path, text):
     mode = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--data.mode", "windows"])
     assert mode.exit_code == 1 and "data.mode must be one of" in mode.output
     unknown_preset = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--model.preset", "huge"])
-    assert unknown_preset.exit_code == 1 and "Unknown biLM preset 'huge'; choose one of ['medium', 'original', 'small', 'tiny']" in unknown_preset.output
+    assert unknown_preset.exit_code == 1 and "Unknown biLM preset 'huge'; choose one of ['medium', 'mid', 'original', 'small', 'tiny']" in unknown_preset.output
     bad_size = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--model.lstm_dim", "0"])
     assert bad_size.exit_code == 1 and "Invalid biLM configuration: lstm_dim must be positive, got 0" in bad_size.output
 
