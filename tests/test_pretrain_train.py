@@ -182,6 +182,46 @@ def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path, te
     assert all(torch.isfinite(p).all() for p in lm.parameters())
 
 
+@pytest.mark.parametrize("minutes,saved_step", [(1e-9, 6), (0, None)])
+def test_a_crash_between_evaluations_keeps_the_timed_checkpoint(tmp_path, text, monkeypatch, minutes, saved_step):
+    out = tmp_path / "run"
+    real_forward = BiLanguageModel.forward
+    calls = {"n": 0}
+
+    def forward_crash_at_step_8(self, *args, **kwargs):
+        if self.training:
+            calls["n"] += 1
+            if calls["n"] == 8:
+                raise MemoryError("killed")
+        return real_forward(self, *args, **kwargs)
+
+    monkeypatch.setattr(BiLanguageModel, "forward", forward_crash_at_step_8)
+    overrides = {"training.max_steps": 20, "training.eval_every": 100, "training.log_every": 3, "training.checkpoint_minutes": minutes}
+    with pytest.raises(MemoryError):
+        pretrain(settings(tmp_path, text, **MICRO, **overrides), out)
+    assert not (out / "model-last").exists()
+    if saved_step is None:
+        assert not (out / "checkpoint.pt").exists()
+        return
+    assert torch.load(out / "checkpoint.pt", weights_only=False)["progress"]["step"] == saved_step
+    monkeypatch.setattr(BiLanguageModel, "forward", real_forward)
+    pretrain(settings(tmp_path, text, **MICRO, **{**overrides, "training.max_steps": 9}), out)
+    assert [r["step"] for r in records(out)] == [3, 6, 9]
+
+
+def test_a_spent_time_budget_ends_the_run_with_an_evaluation_and_a_model(tmp_path, text):
+    out = tmp_path / "run"
+    overrides = {"training.max_steps": 50, "training.eval_every": 100, "training.log_every": 10, "training.max_minutes": 1e-9}
+    pretrain(settings(tmp_path, text, **MICRO, **overrides), out)
+    [record] = records(out)
+    assert record["step"] == 1 and record["dev_perplexity"]["mean"] > 1
+    assert (out / "model-last" / "weights.hdf5").exists()
+    [segment] = [json.loads(line) for line in (out / "segments.jsonl").read_text().splitlines()]
+    assert segment["end_step"] == 1 and "time budget" in segment["ended"]
+    pretrain(settings(tmp_path, text, **MICRO, **overrides), out)  # a resumed run gets the budget anew
+    assert [r["step"] for r in records(out)] == [1, 2]
+
+
 def test_infinite_gradient_norm_stops_training_before_the_step(tmp_path, text, monkeypatch):
     out = tmp_path / "run"
     real_clip = torch.nn.utils.clip_grad_norm_

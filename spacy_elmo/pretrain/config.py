@@ -143,11 +143,22 @@ class ObjectiveSettings(_Section):
 
 @dataclass
 class TrainingSettings(_Section):
-    _minimum = {"max_steps": 1, "grad_clip": 0.0, "log_every": 1, "eval_every": 1, "dev_batch_size": 1, "max_dev_sentences": 0}
+    _minimum = {
+        "max_steps": 1,
+        "max_minutes": 0.0,
+        "grad_clip": 0.0,
+        "log_every": 1,
+        "eval_every": 1,
+        "checkpoint_minutes": 0.0,
+        "dev_batch_size": 1,
+        "max_dev_sentences": 0,
+    }
     max_steps: int = 1000
+    max_minutes: float = 0.0  # wall-clock budget of this run (a resumed run gets it anew): then evaluate, save, stop; 0: none
     grad_clip: float = 10.0  # global gradient-norm clipping
     log_every: int = 10
     eval_every: int = 200  # dev perplexity, model-last, model-best and checkpoint
+    checkpoint_minutes: float = 10.0  # also a checkpoint at the first log step this long after the last; 0: only at evaluations
     dev_batch_size: int = 64
     max_dev_sentences: int = 0  # 0: the whole dev text
     resume: bool = True  # continue from OUTPUT_DIR/checkpoint.pt if present

@@ -113,6 +113,7 @@ class Trainer:
         self.state: Optional[LstmState] = None
         self.progress = Progress()
         self.checkpoint_step: Optional[int] = None
+        self.checkpoint_time = time.monotonic()
         if self.resuming:
             self._load_checkpoint()
         self.model = DistributedDataParallel(self.lm, broadcast_buffers=False) if processes.distributed else self.lm
@@ -168,6 +169,8 @@ class Trainer:
         log_start = time.perf_counter()
         record: Dict[str, Any] = {}
         segment = self._segment_start()
+        deadline = time.perf_counter() + t.max_minutes * 60 if t.max_minutes > 0 else math.inf
+        ended = "finished"
         with StopSignals() as signals:
             while self.progress.step < t.max_steps:
                 loss, n_tokens = self.train_step()
@@ -179,7 +182,10 @@ class Trainer:
                 pr.loss_steps += 1
                 pr.elapsed = time.perf_counter() - started
                 pr.cpu_seconds = time.process_time() - cpu_started
-                evaluate = pr.step % t.eval_every == 0 or pr.step == t.max_steps
+                # Every process decides together: a signal on any one, or the time budget spent.
+                flags = self.p.sum(torch.tensor([float(signals.received), float(time.perf_counter() >= deadline)]))
+                stop, time_up = bool(flags[0] > 0), bool(flags[1] > 0)
+                evaluate = pr.step % t.eval_every == 0 or pr.step == t.max_steps or time_up
                 if pr.step % t.log_every == 0 or evaluate:
                     release_freed_memory()
                     record = self._record(pr.tokens_since_log / max(time.perf_counter() - log_start, 1e-9))
@@ -189,9 +195,15 @@ class Trainer:
                     bar.set_postfix(loss=f"{record['train_loss']:.3f}", tok_s=f"{record['tokens_per_second']:.0f}")
                     if evaluate:
                         self._save(record)
+                    elif self._checkpoint_due():
+                        self._save_checkpoint()
                     log_start = time.perf_counter()  # tokens/s counts training time only
                 bar.update(1)
-                if self.p.sum(torch.tensor(float(signals.received))) > 0:  # every process stops at the same step
+                if time_up:
+                    ended = f"time budget of {t.max_minutes:g} minutes spent"
+                    self._log(f"Stopped at step {pr.step}: training.max_minutes ({t.max_minutes:g}) spent; model-last and checkpoint written.")
+                    break
+                if stop:
                     if self.checkpoint_step != pr.step:
                         self._save_checkpoint()
                     bar.close()
@@ -199,7 +211,7 @@ class Trainer:
                     self._log(f"Stopped at step {pr.step}; checkpoint kept; rerun the same command to resume.")
                     raise TrainingStopped(pr.step, signals.number)
         bar.close()
-        self._segment_end(segment, "finished")
+        self._segment_end(segment, ended)
         for lines in (self.train_lines, self.dev_lines):
             if lines is not None:
                 self._report_skipped(lines)
@@ -302,6 +314,12 @@ class Trainer:
                 save_model_dir(self.lm, self.vocab, self.out / "model-best", config=self.s.config, metrics=metrics)
         self._save_checkpoint()
 
+    def _checkpoint_due(self) -> bool:
+        """training.checkpoint_minutes since the last checkpoint (on any process: all save together)."""
+        minutes = self.s.training.checkpoint_minutes
+        due = minutes > 0 and time.monotonic() - self.checkpoint_time >= minutes * 60
+        return self.p.sum(torch.tensor(float(due))) > 0
+
     def _save_checkpoint(self) -> None:
         """Everything needed to resume exactly at this step, written atomically."""
         data_states = self.p.gather(self.batcher.state_dict())
@@ -323,6 +341,7 @@ class Trainer:
             torch.save(checkpoint, tmp)
             os.replace(tmp, self.checkpoint_path)
         self.checkpoint_step = self.progress.step
+        self.checkpoint_time = time.monotonic()
         self.p.barrier()
 
     def _load_checkpoint(self) -> None:
