@@ -31,7 +31,9 @@ from bench_pretrain import REPO, training_text  # noqa: E402
 
 from spacy_elmo.chars import CharacterIds  # noqa: E402
 from spacy_elmo.model import BiLM, FastBiLM, preset  # noqa: E402
-from spacy_elmo.pretrain import load_settings  # noqa: E402
+from confection import Config  # noqa: E402
+
+from spacy_elmo.pretrain.config import resolve_settings  # noqa: E402
 from spacy_elmo.pretrain.distributed import Processes  # noqa: E402
 from spacy_elmo.pretrain.train import Trainer  # noqa: E402
 
@@ -55,6 +57,14 @@ def sentences(n: int, seed: int = 0) -> List[List[str]]:
                 return found
     generator = torch.Generator().manual_seed(seed)
     return [[WORDS[int(i)] for i in torch.randint(len(WORDS), (int(torch.randint(15, 31, (1,), generator=generator)),), generator=generator)] for _ in range(n)]
+
+
+def settings_for(preset_name: str, overrides: Dict[str, object]):
+    """The preset's project config with ``overrides``, reading the text as one sentence per line
+    split on whitespace: spaCy's tokenizer is not needed on the GPU machine."""
+    config = Config().from_disk(REPO / "project" / "configs" / f"pretrain_{preset_name}.cfg", overrides=overrides)
+    config["tokenizer"] = {"@misc": "spacy_elmo.WhitespaceSentences.v1"}
+    return resolve_settings(config)
 
 
 def synchronize(device: torch.device) -> None:
@@ -91,8 +101,8 @@ def parity(infer_preset: str, parity_preset: str, device: torch.device, lines: i
         text = training_text(Path(tmp), lines)
         losses = {}
         for name, dev in (("cpu", torch.device("cpu")), ("device", device)):
-            settings = load_settings(
-                REPO / "project" / "configs" / f"pretrain_{parity_preset}.cfg",
+            settings = settings_for(
+                parity_preset,
                 {"paths.train": str(text), "training.progress_bar": False, "data.batch_size": 16, "training.resume": False,
                  "system.mixed_precision": False, "objective.dropout": 0.0, "system.device": dev.type},
             )  # fmt: skip
@@ -113,8 +123,8 @@ def pretraining(presets: List[str], device: torch.device, steps: int, batch_size
         for name in presets:
             out[name] = {}
             for label, mixed in (("fp32", False), ("bf16", True)):
-                settings = load_settings(
-                    REPO / "project" / "configs" / f"pretrain_{name}.cfg",
+                settings = settings_for(
+                    name,
                     {"paths.train": str(text), "training.progress_bar": False, "data.batch_size": batch_size, "training.resume": False,
                      "system.mixed_precision": mixed, "system.device": device.type},
                 )  # fmt: skip
