@@ -29,12 +29,14 @@ def test_lines_from_txt_gz_and_jsonl_gz_are_numbered_across_files(tmp_path):
     assert list(lines.read(start=3)) == [(3, "from json")]
 
 
-def test_interleaved_files_are_read_in_turn(tmp_path):
-    a = write(tmp_path / "a.txt", b"a1\na2\na3\n")
-    b = write(tmp_path / "b.txt.gz", b"b1\n")
+def test_interleaved_files_are_mixed_in_proportion_to_their_lines(tmp_path):
+    a = write(tmp_path / "a.txt", b"a1\na2\n")
+    b = write(tmp_path / "b.txt.gz", b"b1\nb2\nb3\nb4\nb5\nb6")  # no final newline
     lines = TextLines([a, b], interleave=True)
-    assert list(lines) == [(0, "a1"), (1, "b1"), (2, "a2"), (3, "a3")]
-    assert list(lines.read(start=2)) == [(2, "a2"), (3, "a3")]
+    assert lines.line_counts() == [2, 6]
+    order = ["b1", "a1", "b2", "b3", "b4", "a2", "b5", "b6"]  # a's lines at 1/4 and 3/4 of the pass
+    assert list(lines) == list(enumerate(order))
+    assert list(lines.read(start=5)) == [(5, "a2"), (6, "b5"), (7, "b6")]
 
 
 def test_bad_lines_are_skipped_and_counted(tmp_path):

@@ -131,7 +131,7 @@ class DataSettings(_Section):
     unroll_steps: int = 20
     max_line_bytes: int = 1_000_000
     text_field: str = "text"  # the field holding the text in .jsonl files
-    interleave_files: bool = True  # read several training files line by line in turn, not one after another
+    interleave_files: bool = True  # mix several training files in proportion to their lines, not one after another
 
 
 @dataclass

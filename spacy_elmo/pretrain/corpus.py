@@ -5,13 +5,14 @@ used (not UTF-8, longer than ``max_line_bytes``, bad JSON) are skipped and count
 loaded whole: an over-long line is read and discarded in chunks.
 """
 import gzip
+import heapq
 import io
 import json
 from collections import Counter
 from contextlib import ExitStack
 from itertools import chain
 from pathlib import Path
-from typing import IO, Iterator, List, Sequence, Tuple, Union
+from typing import IO, Iterator, List, Optional, Sequence, Tuple, Union
 
 PathLike = Union[str, Path]
 TEXT_SUFFIXES = (".txt", ".txt.gz", ".jsonl", ".jsonl.gz", ".tokens")
@@ -46,8 +47,9 @@ def find_text_files(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
 class TextLines:
     """Iterate the usable lines of some text files, numbered across files.
 
-    With ``interleave`` the files are read in turn, one line of each (so a training stream
-    over several corpora mixes them from the start); otherwise one file after the other.
+    With ``interleave`` the files are mixed in proportion to their lines, each file's lines
+    spread evenly over the pass (so a training stream over corpora of different sizes is the
+    same mixture from start to end); otherwise one file after the other.
     ``skipped`` counts the lines left out by reason in the first complete pass (training
     reads the text again and again); blank lines are numbered but not counted as skipped.
     ``start`` skips that many lines (used to resume) without decoding them.
@@ -69,6 +71,7 @@ class TextLines:
         self.interleave = interleave
         self.skipped: Counter = Counter()
         self._counted_a_pass = False
+        self._line_counts: Optional[List[int]] = None
 
     def __iter__(self) -> Iterator[Tuple[int, str]]:
         return self.read()
@@ -80,7 +83,7 @@ class TextLines:
                 _raw_lines(files.enter_context(_open(path)), self.max_line_bytes, path, path.name.endswith((".jsonl", ".jsonl.gz")))
                 for path in self.files
             ]
-            lines = _round_robin(per_file) if self.interleave else chain.from_iterable(per_file)
+            lines = _proportional(per_file, self.line_counts()) if self.interleave else chain.from_iterable(per_file)
             for index, (raw, is_json) in enumerate(lines):
                 if index < start:
                     continue
@@ -89,6 +92,12 @@ class TextLines:
                     yield index, text
         if skipped is self.skipped:
             self._counted_a_pass = True
+
+    def line_counts(self) -> List[int]:
+        """Lines in each file (counted once, on first use)."""
+        if self._line_counts is None:
+            self._line_counts = [_count_lines(path) for path in self.files]
+        return self._line_counts
 
     def _decode(self, raw: bytes, is_json: bool, skipped: Counter) -> str:
         if raw is _TOO_LONG:
@@ -162,13 +171,24 @@ def _raw_lines(f: IO[bytes], max_bytes: int, path: Path, is_json: bool) -> Itera
         raise CorpusError(f"Reading text file {path} failed ({err}); the file may be truncated or corrupt.") from None
 
 
-def _round_robin(iterators: List[Iterator]) -> Iterator:
-    """One item of each iterator in turn, until all are exhausted."""
-    active = list(iterators)
-    while active:
-        for it in list(active):
-            item = next(it, None)
-            if item is None:
-                active.remove(it)
-            else:
-                yield item
+def _count_lines(path: Path) -> int:
+    with _open(path) as f:
+        count, last = 0, b"\n"
+        while chunk := f.read(1 << 20):
+            count += chunk.count(b"\n")
+            last = chunk[-1:]
+        return count + (last != b"\n")
+
+
+def _proportional(iterators: List[Iterator], counts: List[int]) -> Iterator:
+    """The items of all iterators, the next one always from the iterator that has given the
+    smallest share of its ``counts`` items (its k-th item sits at (k + 0.5) / count; ties go
+    to the earlier iterator). An iterator longer than its count finishes after the others."""
+    heap = [(0.5 / max(n, 1), i, 0) for i, n in enumerate(counts)]
+    heapq.heapify(heap)
+    while heap:
+        _, i, k = heapq.heappop(heap)
+        item = next(iterators[i], None)
+        if item is not None:
+            heapq.heappush(heap, ((k + 1.5) / max(counts[i], 1), i, k + 1))
+            yield item
