@@ -114,7 +114,7 @@ def test_scalar_mix_weights_gamma_and_per_sentence_layer_norm():
         ({"char_embedding_dim": 0}, "char_embedding_dim must be positive, got 0"),
         ({"n_highway": -1}, "n_highway must be >= 0, got -1"),
         ({"n_characters": 300}, "n_characters must be 261 or 262"),
-        ({"max_characters_per_token": 0, "filters": [(1, 4)]}, "max_characters_per_token must be positive, got 0"),
+        ({"max_characters_per_token": 0, "filters": [(1, 4)]}, "max_characters_per_token must be at least 3 for begin, one byte and end, got 0"),
     ],
 )
 def test_bad_config_values_are_named(changes, message):
@@ -131,7 +131,6 @@ def test_all_config_problems_are_reported_at_once():
         BiLMConfig.from_options(options, source="my.json")
 
 
-@pytest.mark.xfail(strict=True, reason="BiLMConfig accepts max_characters_per_token < 3, which CharacterIds (begin, byte, end) rejects only when a BiLM is built")
 def test_config_rejects_fewer_than_three_character_slots():
     with pytest.raises(ValueError, match="Invalid biLM configuration: .*max_characters_per_token"):
         BiLMConfig(max_characters_per_token=2, filters=[(1, 4)])

@@ -96,7 +96,7 @@ def test_spawned_workers_unpickle_the_component(tiny_bilm_dir, tmp_path):
     script.write_text(SPAWN_SCRIPT)
     # Without OMP_NUM_THREADS, spawned workers would start a torch thread per core.
     env = {**{k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}, "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, str(script), str(tiny_bilm_dir)], capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
+    result = subprocess.run([sys.executable, str(script), str(tiny_bilm_dir)], capture_output=True, text=True, timeout=1800, env=env, cwd=REPO)
     assert result.returncode == 0, result.stderr[-3000:]
     diff, n_workers, threads = result.stdout.split(maxsplit=2)
     assert float(diff) <= 1e-6 and int(n_workers) == 2

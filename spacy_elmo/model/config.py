@@ -48,9 +48,11 @@ class BiLMConfig:
             problems.append(f"filter widths and counts must be positive, got {self.filters}")
         if any(w > self.max_characters_per_token for w, _ in self.filters):
             problems.append("a filter is wider than max_characters_per_token")
-        for name in ("char_embedding_dim", "lstm_dim", "projection_dim", "n_layers", "max_characters_per_token"):
+        for name in ("char_embedding_dim", "lstm_dim", "projection_dim", "n_layers"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be positive, got {getattr(self, name)}")
+        if self.max_characters_per_token < 3:
+            problems.append(f"max_characters_per_token must be at least 3 for begin, one byte and end, got {self.max_characters_per_token}")
         if self.n_highway < 0:
             problems.append(f"n_highway must be >= 0, got {self.n_highway}")
         if self.n_characters not in (261, 262):

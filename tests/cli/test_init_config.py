@@ -80,10 +80,10 @@ def test_ner_and_textcat_config_passes_debug_config_and_spacy_train(tiny_bilm_di
     paths = [arg for key, value in corpus.items() for arg in (f"--{key}", value)]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     spacy_cli = [sys.executable, "-m", "spacy"]
-    debug = subprocess.run([*spacy_cli, "debug", "config", str(output), *paths], capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
+    debug = subprocess.run([*spacy_cli, "debug", "config", str(output), *paths], capture_output=True, text=True, cwd=REPO, env=env, timeout=1800)
     assert debug.returncode == 0 and "Config is valid" in debug.stdout, debug.stdout + debug.stderr
     command = [*spacy_cli, "train", str(output), "--output", str(tmp_path / "out"), *paths, "--training.max_steps", "2", "--training.eval_frequency", "1"]
-    run = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
+    run = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env, timeout=1800)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     nlp = spacy.load(tmp_path / "out" / "model-last")
     assert nlp.get_pipe("elmo").listening_components == ["ner", "textcat"]

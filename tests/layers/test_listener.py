@@ -199,3 +199,8 @@ def test_replaced_listener_fine_tunes_a_copy_of_the_bilm():
     for name, p in get_bilm(elmo.model).named_parameters():
         assert torch.equal(p.detach(), shared[name]), name
     numpy.testing.assert_array_equal(elmo(Doc(nlp.vocab, words=SENTENCES[0]))._.elmo_layers, layers_before)
+    # The copy predicts with its new weights: its fast path and caches equal its exact path.
+    predicted = grad_factor.layers[0].predict(docs)
+    exact, _ = grad_factor.layers[0].begin_update(docs)
+    for got, want in zip(predicted, exact):
+        numpy.testing.assert_allclose(got.layers, want.layers, atol=1e-4, rtol=0)

@@ -59,6 +59,20 @@ def test_optimizer_step_through_numpy_views(layer):
     assert _changed(before, layer, docs) > 1e-2
 
 
+def test_parameters_swapped_in_by_use_params_and_back(layer):
+    # Model.use_params (how spaCy scores with parameter averages): thinc's PyTorchShim loads the
+    # given state dict for the duration of the block and the backup afterwards.
+    docs = _docs()
+    current = _warm(layer, docs)
+    shim = layer.layers[0].shims[0]
+    swapped = {f"pytorch_{shim.id}_{name}": torch2xp(p.detach() * 1.2) for name, p in shim._model.state_dict().items()}
+    with layer.use_params(swapped):
+        _assert_current(layer, docs)
+        assert _changed(current, layer, docs) > 1e-2
+    _assert_current(layer, docs)
+    assert _changed(current, layer, docs) <= TOLERANCE
+
+
 def test_writes_through_data_are_seen_after_mark_weights_changed(layer):
     docs = _docs()
     before = _warm(layer, docs)

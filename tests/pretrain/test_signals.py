@@ -40,7 +40,7 @@ def test_sigterm_writes_a_checkpoint_of_the_current_step_and_the_rerun_resumes(t
     while _steps_logged(out) < 3 and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
     process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=600)
+    _, stderr = process.communicate(timeout=1800)
     assert process.returncode == 128 + signal.SIGTERM, stderr[-2000:]
     checkpoint = torch.load(out / "checkpoint.pt", weights_only=False)
     step = checkpoint["progress"]["step"]
