@@ -1,8 +1,10 @@
 """What the commands share: error exits and the biLM given as a folder or as two files."""
 from pathlib import Path
-from typing import NoReturn, Optional, Tuple
+from typing import Any, Dict, List, NoReturn, Optional, Tuple
 
 import typer
+from click.exceptions import NoSuchOption
+from spacy.cli._util import parse_config_overrides
 
 from ..formats import OPTIONS, find_weights
 
@@ -13,6 +15,19 @@ def fail(message: str, code: int = 1) -> NoReturn:
     """Print ``Error: message`` on stderr and exit with ``code``, without a traceback."""
     typer.echo(f"Error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def config_overrides(args: List[str], options: str) -> Dict[str, Any]:
+    """spaCy-style ``--section.key value`` overrides; an unknown option is a usage error that
+    names the command's own ``options`` and the override form."""
+    try:
+        return parse_config_overrides(list(args))
+    except NoSuchOption as err:
+        fail(
+            f"No such option: {err.option_name}. This command takes {options} and config settings as --section.key value "
+            "(e.g. --system.threads 1, --training.max_steps 1000).",
+            USAGE_ERROR,
+        )
 
 
 def bilm_files(folder: Optional[Path], options: Optional[Path] = None, weights: Optional[Path] = None) -> Tuple[Path, Path]:

@@ -13,7 +13,7 @@ from ..pretrain.evaluate import perplexity, text_sentences
 from ..pretrain.export import CONFIG, load_model_dir
 from ..pretrain.sentences import spacy_sentences
 from . import app
-from ._util import fail
+from ._util import USAGE_ERROR, fail
 
 
 @app.command("perplexity", short_help="Score a pretrained biLM's forward and backward LMs on text.")
@@ -32,6 +32,12 @@ def perplexity_cli(
 
     Example: python -m spacy_elmo perplexity out/model-best test.txt --output ppl.json
     """
+    if not text.exists():
+        fail(
+            f"TEXT not found: {str(text)!r}. perplexity scores the text of a file or folder (.txt, .txt.gz, .jsonl): "
+            "write the sentences to a file and pass its path.",
+            USAGE_ERROR,
+        )
     try:
         device = torch_device(gpu_id)
         lm, vocab = load_model_dir(model_dir)

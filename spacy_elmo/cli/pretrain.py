@@ -3,14 +3,13 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from spacy.cli._util import parse_config_overrides
 
 from ..devices import DeviceError, torch_device
 from ..pretrain.corpus import CorpusError
 from ..pretrain.config import load_settings
 from ..pretrain.train import TrainingDiverged, TrainingStopped, pretrain
 from . import app
-from ._util import fail
+from ._util import USAGE_ERROR, config_overrides, fail
 
 
 @app.command(
@@ -35,7 +34,7 @@ def pretrain_cli(
 
     Example: python -m spacy_elmo pretrain project/configs/pretrain_tiny.cfg out/ --paths.train text.txt.gz --paths.dev dev.txt --gpu-id 0
     """
-    overrides = parse_config_overrides(ctx.args)
+    overrides = config_overrides(ctx.args, "--gpu-id N")
     if gpu_id is not None:
         try:
             torch_device(gpu_id)
@@ -44,6 +43,9 @@ def pretrain_cli(
         overrides["system.device"] = "cpu" if gpu_id == -1 else f"cuda:{gpu_id}"
     try:
         settings = load_settings(config_path, overrides)
+    except (FileNotFoundError, ValueError) as err:  # the config or an override is wrong
+        fail(str(err), USAGE_ERROR)
+    try:
         record = pretrain(settings, output_dir)
     except (CorpusError, TrainingDiverged, FileNotFoundError, ValueError) as err:
         fail(str(err))

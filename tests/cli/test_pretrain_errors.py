@@ -21,8 +21,8 @@ def text(tmp_path):
     return path
 
 
-def _error(result) -> str:
-    assert result.exit_code == 1, result.output
+def _error(result, code: int = 1) -> str:
+    assert result.exit_code == code, result.output
     assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
     (line,) = [line for line in result.output.splitlines() if line.startswith("Error:")]
     return line
@@ -39,7 +39,21 @@ def _error(result) -> str:
 )
 def test_a_bad_value_names_the_setting_and_its_type(tmp_path, text, override, expected):
     result = CliRunner().invoke(app, ["pretrain", CONFIG, str(tmp_path / "out"), "--paths.train", str(text), *MICRO, *override])
-    assert expected in _error(result)
+    assert expected in _error(result, code=2)
+
+
+@pytest.mark.parametrize("option", [["--threads", "1"], ["--max-steps", "5"]])
+def test_an_unknown_option_names_itself_and_the_override_form(tmp_path, text, option):
+    result = CliRunner().invoke(app, ["pretrain", CONFIG, str(tmp_path / "out"), "--paths.train", str(text), *option])
+    line = _error(result, code=2)
+    assert f"No such option: {option[0]}" in line and "--section.key value" in line and "--system.threads 1" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_perplexity_of_a_sentence_instead_of_a_file_names_its_argument(tiny_bilm_dir):
+    result = CliRunner().invoke(app, ["perplexity", str(tiny_bilm_dir), "This is a sentence."])
+    line = _error(result, code=2)
+    assert "TEXT not found: 'This is a sentence.'" in line and "write the sentences to a file" in line
 
 
 def test_a_checkpoint_of_another_model_size_names_the_way_out(tmp_path, text):
