@@ -295,6 +295,10 @@ def test_fine_tuning_starts_from_published_weights_and_softmax(tmp_path, text):
     # Its dev perplexity is the loaded softmax's, not the seeded one's.
     first_dev, second_dev = records(first)[-1]["dev_perplexity"], records(second)[-1]["dev_perplexity"]
     assert abs(second_dev["mean"] / first_dev["mean"] - 1) > 0.1
+    # The biLM as given is scored before the first step (step 0; at lr 0 the step-1 weights are the same).
+    initial = records(second)[0]
+    assert (initial["step"], initial["train_loss"]) == (0, None)
+    assert initial["dev_perplexity"]["mean"] == pytest.approx(second_dev["mean"], rel=1e-5)
 
 
 def test_init_softmax_without_a_vocabulary_names_the_fix(tmp_path, text):

@@ -120,9 +120,9 @@ def main(
     data_dir: Path = typer.Argument(..., help="The shared data folder (may be absent)."),
     out_dir: Path = typer.Argument(...),
     lm_lines: int = typer.Option(60000, help="Raw-text lines for pretraining (news and books, interleaved)."),
-    ner_sentences: int = typer.Option(250, help="NER training sentences (few: where contextual features help most)."),
-    ner_dev_sentences: int = typer.Option(300, help="NER model-selection sentences (the start of CoNLL-2003 eng.testa)."),
-    ner_eval_sentences: int = typer.Option(500, help="NER sentences the demo reports on (the next ones of eng.testa)."),
+    ner_sentences: int = typer.Option(250, help="NER training sentences, drawn at random from eng.train (few: where contextual features help most)."),
+    ner_dev_sentences: int = typer.Option(500, help="NER model-selection sentences (the start of CoNLL-2003 eng.testa)."),
+    ner_eval_sentences: int = typer.Option(2000, help="NER sentences the demo reports on (the next ones of eng.testa)."),
     sense_sentences: int = typer.Option(60, help="Sentences per sense of the ambiguous word."),
     seed: int = 0,
 ) -> None:
@@ -135,7 +135,8 @@ def main(
         source = f"real data from {data_dir} (news and books text, CoNLL-2003 eng.train / eng.testa)"
         train_text = _interleaved(text_files, lm_lines)
         dev_text = _lines(lm / "news.valid.txt.gz", 300)
-        ner_train = read_conll2003(conll / "eng.train", ner_sentences)
+        train_sentences = list(read_conll2003(conll / "eng.train"))
+        ner_train = iter(random.Random(seed).sample(train_sentences, min(ner_sentences, len(train_sentences))))
         testa = list(read_conll2003(conll / "eng.testa", ner_dev_sentences + ner_eval_sentences))
         ner_dev, ner_eval = testa[:ner_dev_sentences], testa[ner_dev_sentences:]
         senses = labelled_senses(_interleaved(text_files, 10**9), sense_sentences)

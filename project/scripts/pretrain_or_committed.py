@@ -4,13 +4,14 @@
     python project/scripts/pretrain_or_committed.py perplexity COMMITTED MODEL_DIR TEXT NAME OUTPUT.json [--max-sentences N]
 
 pretrain: with COMMITTED/options.json and its weights (project/report/bilm), they are copied to
-OUT_DIR/model-best and nothing is pretrained, so the task runs use the biLM the report was made
-with; otherwise `python -m spacy_elmo pretrain CONFIG OUT_DIR [options]` runs (resuming from
+OUT_DIR/model-best (with the softmax and vocab.txt where committed, for fine-tuning) and nothing
+is pretrained, so the task runs use the biLM the report was made with; otherwise
+`python -m spacy_elmo pretrain CONFIG OUT_DIR [options]` runs (resuming from
 OUT_DIR/checkpoint.pt). An empty COMMITTED ("") always pretrains.
 
-perplexity: `python -m spacy_elmo perplexity MODEL_DIR TEXT` where MODEL_DIR holds the softmax
-(a biLM pretrained here); for the committed biLM, whose softmax is not committed, the figures
-for NAME measured when it was pretrained (COMMITTED/perplexity.json) are written instead.
+perplexity: for the committed biLM, the figures for NAME measured when it was pretrained, with
+its full softmax (COMMITTED/perplexity.json; the committed softmax keeps only the most frequent
+words); otherwise `python -m spacy_elmo perplexity MODEL_DIR TEXT` (a biLM pretrained here).
 """
 import json
 import shutil
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from spacy_elmo.formats import OPTIONS, find_weights
-from spacy_elmo.pretrain.export import SOFTMAX
+from spacy_elmo.pretrain.export import SOFTMAX, VOCAB
 
 COMMITTED_PERPLEXITY = "perplexity.json"
 
@@ -42,6 +43,9 @@ def use_or_pretrain(committed: str, out_dir: Path, pretrain_args: List[str]) -> 
         model_dir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(Path(committed) / OPTIONS, model_dir / OPTIONS)
         shutil.copyfile(weights, model_dir / "weights.hdf5")
+        for name in (SOFTMAX, VOCAB):
+            if (Path(committed) / name).is_file():
+                shutil.copyfile(Path(committed) / name, model_dir / name)
         print(f"Using the committed biLM {committed} (copied to {model_dir}); pass an empty COMMITTED to pretrain instead.")
         return 0
     if not pretrain_args:
@@ -51,13 +55,13 @@ def use_or_pretrain(committed: str, out_dir: Path, pretrain_args: List[str]) -> 
 
 
 def perplexity(committed: str, model_dir: Path, text: str, name: str, output: Path, options: List[str]) -> int:
-    if (model_dir / SOFTMAX).is_file() or committed_weights(committed) is None:
+    measured = Path(committed) / COMMITTED_PERPLEXITY
+    if committed_weights(committed) is None or not measured.is_file():
         command = [sys.executable, "-m", "spacy_elmo", "perplexity", str(model_dir), text, "--output", str(output), *options]
         return subprocess.call(command)
-    measured = Path(committed) / COMMITTED_PERPLEXITY
-    figures = json.loads(measured.read_text(encoding="utf-8")).get(name) if measured.is_file() else None
+    figures = json.loads(measured.read_text(encoding="utf-8")).get(name)
     if figures is None:
-        print(f"{model_dir} has no softmax and {measured} no figures for {name!r}: no perplexity to report.", file=sys.stderr)
+        print(f"{measured} has no figures for {name!r}: no perplexity to report.", file=sys.stderr)
         return 1
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps({**figures, "model": committed, "text": text, "source": str(measured)}, indent=2) + "\n", encoding="utf-8")

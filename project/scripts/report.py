@@ -69,18 +69,20 @@ def summarise(records: List[Path]) -> Dict[str, Dict]:
 
 
 def compare_systems(summary: Dict[str, Dict]) -> Dict[str, Dict]:
-    """Pair '<task>-baseline[-<setting>]' with '<task>-elmo[-...]' and '<task>-trf[-...]'."""
+    """Pair '<task>-baseline[-<setting>]' with '<task>-elmo[-...]', '<task>-elmo-adapted[-...]'
+    (the biLM fine-tuned on the task's training text) and '<task>-trf[-...]'."""
     rows: Dict[str, Dict] = {}
     for name, entry in summary.items():
         task, sep, setting = name.partition("-baseline")
         if not sep:
             continue
         row: Dict[str, Optional[float]] = {"baseline": entry["mean"], "n_seeds": len(entry["seeds"])}
-        for system in ("elmo", "trf"):
+        for system in ("elmo", "elmo-adapted", "trf"):
             other = summary.get(f"{task}-{system}{setting}")
-            row[system] = other["mean"] if other else None
-        if row["elmo"] is not None:
-            row["elmo_minus_baseline"] = row["elmo"] - row["baseline"]
+            row[system.replace("-", "_")] = other["mean"] if other else None
+        for system in ("elmo", "elmo_adapted"):
+            if row[system] is not None:
+                row[f"{system}_minus_baseline"] = row[system] - row["baseline"]
         rows[f"{task}{setting}"] = row
     return rows
 
@@ -105,14 +107,16 @@ def task_table(summary: Dict[str, Dict]) -> List[str]:
 
 def comparison_table(rows: Dict[str, Dict]) -> List[str]:
     lines = [
-        "| setting | baseline | + ELMo | ELMo - baseline | MiniLM-L6 (spacy-transformers) |",
-        "|---|---|---|---|---|",
+        "| setting | baseline | + ELMo | ELMo - baseline | + ELMo, biLM adapted to the task's text | adapted - baseline | MiniLM-L6 (spacy-transformers) |",
+        "|---|---|---|---|---|---|---|",
     ]
     points = lambda v: "-" if v is None else f"{100 * v:.2f}"  # noqa: E731
+    delta = lambda v: "-" if v is None else f"**{100 * v:+.2f}**"  # noqa: E731
     for setting, row in rows.items():
-        delta = row.get("elmo_minus_baseline")
-        delta_text = "-" if delta is None else f"**{100 * delta:+.2f}**"
-        lines.append(f"| {setting} | {points(row['baseline'])} | {points(row['elmo'])} | {delta_text} | {points(row['trf'])} |")
+        lines.append(
+            f"| {setting} | {points(row['baseline'])} | {points(row['elmo'])} | {delta(row.get('elmo_minus_baseline'))} "
+            f"| {points(row['elmo_adapted'])} | {delta(row.get('elmo_adapted_minus_baseline'))} | {points(row['trf'])} |"
+        )
     return lines
 
 

@@ -163,6 +163,8 @@ class Trainer:
         if self.progress.step >= t.max_steps:
             self._log(f"Checkpoint is at step {self.progress.step} >= training.max_steps {t.max_steps}; nothing to do.")
             return self.progress.last_record
+        if self.s.paths.init_bilm and self.progress.step == 0 and self.progress.best_perplexity == math.inf:
+            self._evaluate_initial_bilm()
         bar = tqdm(total=t.max_steps, initial=self.progress.step, disable=not (t.progress_bar and self.p.is_main), unit="step", dynamic_ncols=True)
         started = time.perf_counter() - self.progress.elapsed
         cpu_started = time.process_time() - self.progress.cpu_seconds
@@ -216,6 +218,17 @@ class Trainer:
             if lines is not None:
                 self._report_skipped(lines)
         return record
+
+    def _evaluate_initial_bilm(self) -> None:
+        """Fine-tuning: the dev perplexity of the biLM as given, recorded as step 0 (train_loss
+        null); it is model-best until fine-tuning beats it."""
+        record = self._record(0.0)
+        record["train_loss"] = None
+        record["dev_perplexity"] = self._evaluate()
+        if record["dev_perplexity"] is not None:
+            self._log(f"Dev perplexity before fine-tuning: {record['dev_perplexity']['mean']:.1f}")
+            self._write_record(record)
+            self._save(record)
 
     def train_step(self) -> Tuple[float, int]:
         """One optimizer step; returns the mean NLL per target (both directions, all
