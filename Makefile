@@ -16,8 +16,11 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m pip install -q -e ".[test,transformers,project]"
 	touch $(STAMP)
 
-# The project's demo: tiny biLM pretraining, NER with and without ELMo, a printed table.
+# The project's demo (vectors in context, NER with and without ELMo, pretraining), after
+# installing the committed biLM as the package that nlp.add_pipe("elmo") uses by default.
 demo: $(STAMP)
+	$(PY) -m spacy project run package-bilm .
+	$(PY) -m pip install -q --no-deps project/packages/en_elmo_small-0.1.0-py3-none-any.whl
 	$(PY) -m spacy project run demo .
 
 test: $(STAMP)

@@ -25,6 +25,7 @@ from .layers.sequences import sequence_ranges
 DEFAULT_MODEL_CONFIG = """
 [model]
 @architectures = "spacy-elmo.ElmoBiLM.v1"
+bilm = null
 options_file = null
 weight_file = null
 preset = null

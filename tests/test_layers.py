@@ -156,10 +156,11 @@ def test_bilm_backprop_reaches_the_torch_weights(fixture_dir, vocab):
     assert "lstm.input_weights.0" in changed and "char_encoder.projection.weight" in changed
 
 
-def test_bilm_layer_config_errors(tmp_path):
-    with pytest.raises(ValueError, match="it has no biLM: set options_file and weight_file"):
+def test_bilm_layer_config_errors(tmp_path, monkeypatch):
+    monkeypatch.setattr("spacy_elmo.formats.packages.entry_points", lambda group: [])  # no biLM package installed
+    with pytest.raises(ValueError, match="No biLM given and the default 'en_elmo_small' is not installed"):
         ElmoBiLM().initialize()  # built without one (spacy init fill-config does that); initialized: an error
-    with pytest.raises(ValueError, match="got both options_file='o.json' and preset='tiny'"):
+    with pytest.raises(ValueError, match="got options_file='o.json', preset='tiny'; give one"):
         ElmoBiLM(options_file="o.json", preset="tiny")
     with pytest.raises(ValueError, match="without options_file"):
         ElmoBiLM(preset="tiny", weight_file="w.hdf5")

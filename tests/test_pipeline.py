@@ -153,10 +153,11 @@ def test_disk_round_trip_needs_no_weight_files(fixture_dir, tmp_path):
     numpy.testing.assert_array_equal(reloaded(text)._.elmo_layers, expected._.elmo_layers)
 
 
-def test_missing_model_settings_name_the_fix():
+def test_missing_model_settings_name_the_fix(monkeypatch):
+    monkeypatch.setattr("spacy_elmo.formats.packages.entry_points", lambda group: [])  # no biLM package installed
     nlp = spacy.blank("en")
     nlp.add_pipe("elmo")
-    with pytest.raises(ValueError, match="it has no biLM: set options_file and weight_file .* or preset"):
+    with pytest.raises(ValueError, match="not installed. Give one as model.bilm .* or as model.options_file \\+ model.weight_file"):
         nlp.initialize()
 
 

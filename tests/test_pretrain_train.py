@@ -315,18 +315,18 @@ def test_cli_reports_bad_input_and_config_errors(tmp_path, text):
     binary = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(tmp_path / "data.bin")])
     assert binary.exit_code == 1 and "looks binary" in binary.output
     unknown = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--training.max_stpes", "3"])
-    assert unknown.exit_code == 1 and "Unknown setting(s) in [training]: max_stpes" in unknown.output
+    assert unknown.exit_code == 2 and "Unknown setting(s) in [training]: max_stpes" in unknown.output
     (tmp_path / "latin1.txt").write_bytes("caf\u00e9 cr\u00e8me\n\u00e9t\u00e9\n".encode("latin-1"))
     dev = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--paths.dev", str(tmp_path / "latin1.txt")])
     assert dev.exit_code == 1 and "No usable dev text in" in dev.output and "2 line(s) skipped" in dev.output and "2 not UTF-8" in dev.output
     zero = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--training.eval_every", "0"])
-    assert zero.exit_code == 1 and "training.eval_every must be at least 1, got 0" in zero.output
+    assert zero.exit_code == 2 and "training.eval_every must be at least 1, got 0" in zero.output
     mode = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--data.mode", "windows"])
-    assert mode.exit_code == 1 and "data.mode must be one of" in mode.output
+    assert mode.exit_code == 2 and "data.mode must be one of" in mode.output
     unknown_preset = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--model.preset", "huge"])
-    assert unknown_preset.exit_code == 1 and "Unknown biLM preset 'huge'; choose one of ['medium', 'mid', 'original', 'small', 'tiny']" in unknown_preset.output
+    assert unknown_preset.exit_code == 2 and "Unknown biLM preset 'huge'; choose one of ['medium', 'mid', 'original', 'small', 'tiny']" in unknown_preset.output
     bad_size = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--model.lstm_dim", "0"])
-    assert bad_size.exit_code == 1 and "Invalid biLM configuration: lstm_dim must be positive, got 0" in bad_size.output
+    assert bad_size.exit_code == 2 and "Invalid biLM configuration: lstm_dim must be positive, got 0" in bad_size.output
 
 
 def test_perplexity_cli_equals_a_hand_computed_perplexity(tmp_path):

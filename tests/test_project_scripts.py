@@ -69,6 +69,7 @@ def test_report_averages_seeds_and_pairs_systems(tmp_path):
     for seed, (base, elmo) in enumerate([(0.70, 0.80), (0.72, 0.90)]):
         _write_run(runs, "ner-baseline-10pct", seed, "ents_f", base)
         _write_run(runs, "ner-elmo-10pct", seed, "ents_f", elmo)
+    _write_run(runs, "ner-elmo-adapted-10pct", 0, "ents_f", 0.83)
     _write_run(runs, "sst5-baseline", 0, "cats_micro_f", 0.40)
     _write_run(runs, "sst5-trf", 0, "cats_micro_f", 0.45)
     layers = tmp_path / "layers.json"
@@ -77,16 +78,17 @@ def test_report_averages_seeds_and_pairs_systems(tmp_path):
     assert result.exit_code == 0, result.output
     text = (tmp_path / "out.md").read_text()
     assert "| ner-elmo-10pct | ner.cfg, 2000 | ner/test.spacy | NER F1 | 85.00 ± 7.07 | 0: 80.00, 1: 90.00 | 10 | 100 |" in text
-    assert "| ner-10pct | 71.00 | 85.00 | **+14.00** | - |" in text
-    assert "| sst5 | 40.00 | - | - | 45.00 |" in text
+    assert "| ner-10pct | 71.00 | 85.00 | **+14.00** | 83.00 | **+12.00** | - |" in text
+    assert "| sst5 | 40.00 | - | - | - | - | 45.00 |" in text
     assert "| ner-10pct: ELMo >= baseline + 5.0 | +14.00 | yes |" in text
     assert "| ner-100pct: ELMo >= baseline + 2.0 | not run | - |" in text
     assert "| POS probe best on layer 1 | layer 2 (80.00 / 85.00 / 90.00) | no |" in text
     kept = sorted(p.name for p in (tmp_path / "kept" / "runs").iterdir())
     assert kept == ["ner-baseline-10pct-seed-0.json", "ner-baseline-10pct-seed-1.json", "ner-elmo-10pct-seed-0.json",
-                    "ner-elmo-10pct-seed-1.json", "sst5-baseline-seed-0.json", "sst5-trf-seed-0.json"]
+                    "ner-elmo-10pct-seed-1.json", "ner-elmo-adapted-10pct-seed-0.json", "sst5-baseline-seed-0.json", "sst5-trf-seed-0.json"]
     summary = json.loads((tmp_path / "out.json").read_text())
     assert summary["comparison"]["ner-10pct"]["elmo_minus_baseline"] == pytest.approx(0.14)
+    assert summary["comparison"]["ner-10pct"]["elmo_adapted_minus_baseline"] == pytest.approx(0.12)
 
 
 def _cli(function):

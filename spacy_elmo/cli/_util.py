@@ -1,4 +1,6 @@
 """What the commands share: error exits and the biLM given as a folder or as two files."""
+import sys
+import traceback
 from pathlib import Path
 from typing import Any, Dict, List, NoReturn, Optional, Tuple
 
@@ -9,10 +11,14 @@ from spacy.cli._util import parse_config_overrides
 from ..formats import OPTIONS, find_weights
 
 USAGE_ERROR = 2  # the options are wrong; 1: the input, the model or the device failed
+SHOW_TRACEBACKS = {"enabled": False}  # set by the app's --verbose
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    """Print ``Error: message`` on stderr and exit with ``code``, without a traceback."""
+    """Print ``Error: message`` on stderr and exit with ``code``; the traceback of the error
+    being handled only with --verbose."""
+    if SHOW_TRACEBACKS["enabled"] and sys.exc_info()[0] is not None:
+        traceback.print_exc()
     typer.echo(f"Error: {message}", err=True)
     raise typer.Exit(code)
 

@@ -16,11 +16,12 @@ from thinc.types import Floats3d, Ints1d
 from torch import nn
 
 from ..chars import CharacterIds
-from ..formats.allennlp import load_bilm, read_options
+from ..formats.allennlp import OPTIONS, find_weights, load_bilm, read_options
+from ..formats.packages import BiLMNotFound, bilm_folder, default_bilm_folder
 from ..model import BiLM, BiLMConfig, preset as get_preset
 from ..model.fast import FastBiLM
 from .cache import FeatureCache
-from .sequences import Sequence, batch_by_tokens, doc_sequences, segment_ids, sequence_ranges
+from .sequences import BiLMSequence, batch_by_tokens, doc_sequences, segment_ids, sequence_ranges
 
 
 class DocLayers(NamedTuple):
@@ -93,6 +94,7 @@ class BiLMShim(PyTorchShim):
 
 @registry.architectures("spacy-elmo.ElmoBiLM.v1")
 def ElmoBiLM(
+    bilm: Optional[str] = None,
     options_file: Optional[str] = None,
     weight_file: Optional[str] = None,
     preset: Optional[str] = None,
@@ -103,6 +105,9 @@ def ElmoBiLM(
 ) -> Model[List[Doc], List[DocLayers]]:
     """The ELMo biLM over a batch of Docs.
 
+    bilm: the name of an installed biLM package (`package-bilm`) or a biLM folder
+        (options.json + weights.hdf5). With none of bilm, options_file and preset given, the
+        installed default English biLM.
     options_file, weight_file: a published model (bilm-tf/AllenNLP options.json + hdf5);
         options_file without weight_file gives a freshly initialised model of those sizes.
     preset: instead of options_file, the sizes of a fresh model ("tiny", "small", ...).
@@ -114,8 +119,10 @@ def ElmoBiLM(
         needed (~2x faster on CPUs with AMX and on GPUs, outputs within ~1e-3 of fp32).
     The files are read by model.initialize(); afterwards the weights live in the model.
     """
-    if options_file is not None and preset is not None:
-        raise _config_error(f"it got both options_file={options_file!r} and preset={preset!r}; give one (a biLM's files, or a fresh model's sizes).")
+    given = {"bilm": bilm, "options_file": options_file, "preset": preset}
+    if sum(value is not None for value in given.values()) > 1:
+        named = ", ".join(f"{key}={value!r}" for key, value in given.items() if value is not None)
+        raise _config_error(f"it got {named}; give one (a biLM package or folder, a biLM's files, or a fresh model's sizes).")
     if weight_file is not None and options_file is None:
         raise _config_error(f"it got weight_file={weight_file!r} without options_file; pass the options.json that belongs to it.")
     if inference_matmul not in INFERENCE_MATMUL:
@@ -136,6 +143,7 @@ def ElmoBiLM(
         init=_init,
         layers=[torch_layer],
         attrs={
+            "bilm": None if bilm is None else str(bilm),
             "options_file": None if options_file is None else str(options_file),
             "weight_file": None if weight_file is None else str(weight_file),
             "preset": preset,
@@ -159,12 +167,14 @@ def _init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
     shim = model.layers[0].shims[0]
     if shim._model.bilm is not None:
         return
-    options_file, weight_file, preset = model.attrs["options_file"], model.attrs["weight_file"], model.attrs["preset"]
+    name, options_file, weight_file, preset = (model.attrs[key] for key in ("bilm", "options_file", "weight_file", "preset"))
     if options_file is None and preset is None:
-        raise _config_error(
-            "it has no biLM: set options_file and weight_file (a biLM's options.json and weights.hdf5; in the project's "
-            "configs --paths.elmo_options and --paths.elmo_weights), or preset for a fresh, untrained model."
-        )
+        try:
+            folder = default_bilm_folder() if name is None else bilm_folder(name)
+        except BiLMNotFound as err:
+            hint = " In the project's configs: --paths.elmo_options and --paths.elmo_weights." if name is None else ""
+            raise _config_error(f"{err}{hint}") from None
+        options_file, weight_file = folder / OPTIONS, find_weights(folder)
     if options_file is None:
         warnings.warn(f"spacy-elmo: the biLM of preset {preset!r} has random weights; its vectors mean nothing until it is trained.", stacklevel=2)
         bilm = BiLM(get_preset(preset))
@@ -244,7 +254,7 @@ def _forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[DocLay
     return outputs, backprop
 
 
-def _batches(keys: List[Tuple[int, int]], sequences: List[List[Sequence]], max_tokens: int) -> List[List[Tuple[int, int]]]:
+def _batches(keys: List[Tuple[int, int]], sequences: List[List[BiLMSequence]], max_tokens: int) -> List[List[Tuple[int, int]]]:
     """Group sequences, longest first, so that batch size x longest length <= max_tokens."""
     lengths = [len(sequences[i][j].words) for i, j in keys]
     return [[keys[k] for k in batch] for batch in batch_by_tokens(lengths, max_tokens)]

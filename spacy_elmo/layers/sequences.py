@@ -10,13 +10,13 @@ spacy-transformers has span getters for sentences and strided windows, but not t
 combination (sentences, cut when too long), and importing it loads HF transformers; the
 splitting is short enough to own here.
 """
-from typing import List, NamedTuple, Sequence as SequenceType, Tuple
+from typing import List, NamedTuple, Sequence, Tuple
 
 import numpy
 from spacy.tokens import Doc
 
 
-class Sequence(NamedTuple):
+class BiLMSequence(NamedTuple):
     """One biLM input: the token strings and their positions in the Doc."""
 
     words: Tuple[str, ...]
@@ -36,13 +36,13 @@ def sequence_ranges(doc: Doc, max_length: int) -> List[Tuple[int, int]]:
     return [(i, min(i + max_length, end)) for start, end in spans for i in range(start, end, max_length)]
 
 
-def doc_sequences(doc: Doc, ranges: List[Tuple[int, int]]) -> List[Sequence]:
+def doc_sequences(doc: Doc, ranges: List[Tuple[int, int]]) -> List[BiLMSequence]:
     """The non-empty biLM sequences of ``doc`` for the given token ranges."""
     sequences = []
     for start, end in ranges:
         positions = [i for i in range(start, end) if not doc[i].is_space]
         if positions:
-            sequences.append(Sequence(tuple(doc[i].text for i in positions), numpy.asarray(positions, dtype="int64")))
+            sequences.append(BiLMSequence(tuple(doc[i].text for i in positions), numpy.asarray(positions, dtype="int64")))
     return sequences
 
 
@@ -54,7 +54,7 @@ def segment_ids(doc: Doc, ranges: List[Tuple[int, int]]) -> numpy.ndarray:
     return ids
 
 
-def batch_by_tokens(lengths: SequenceType[int], max_tokens: int) -> List[List[int]]:
+def batch_by_tokens(lengths: Sequence[int], max_tokens: int) -> List[List[int]]:
     """Indices into ``lengths`` grouped longest first, so that each group's size x its longest
     length is at most ``max_tokens`` (a longer sequence runs alone). Sequences of equal length
     keep their order."""

@@ -13,6 +13,7 @@ from confection import Config
 
 from ..model import BiLMConfig
 from ..model.config import preset as named_preset
+from .batches import MODES
 from .sentences import SentenceSplitter
 
 OptimizerFactory = Callable[[Iterable[torch.nn.Parameter]], torch.optim.Optimizer]
@@ -48,10 +49,12 @@ def adam(lr: float = 0.001, beta1: float = 0.9, beta2: float = 0.999, eps: float
 
 
 class _Section:
-    """A plain config section read into a dataclass; unknown keys and values below their
-    minimum (``_minimum``: setting -> smallest allowed value) are errors."""
+    """A plain config section read into a dataclass; unknown keys, values below their minimum
+    (``_minimum``: setting -> smallest allowed value) and values outside their choices
+    (``_choices``: setting -> allowed values) are errors."""
 
     _minimum: Dict[str, float] = {}
+    _choices: Dict[str, Tuple[str, ...]] = {}
 
     @classmethod
     def from_section(cls, name: str, values: Dict[str, Any]):
@@ -65,6 +68,9 @@ class _Section:
         for key, minimum in cls._minimum.items():
             if getattr(section, key) < minimum:
                 raise ValueError(f"{name}.{key} must be at least {minimum}, got {getattr(section, key)}.")
+        for key, choices in cls._choices.items():
+            if getattr(section, key) not in choices:
+                raise ValueError(f"{name}.{key} must be one of {choices}, got {getattr(section, key)!r}.")
         return section
 
 
@@ -126,6 +132,7 @@ class VocabSettings(_Section):
 @dataclass
 class DataSettings(_Section):
     _minimum = {"batch_size": 1, "unroll_steps": 1, "max_line_bytes": 1}
+    _choices = {"mode": MODES}
     mode: str = "stream"  # stream: stateful truncated BPTT; sentences: stateless sentence batches
     batch_size: int = 32  # rows per step, over all processes
     unroll_steps: int = 20

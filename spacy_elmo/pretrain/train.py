@@ -69,9 +69,9 @@ def pretrain(settings: PretrainSettings, output_dir: Path) -> Dict[str, Any]:
 
 class Trainer:
     def __init__(self, settings: PretrainSettings, output_dir: Path, processes: Processes):
-        self.s = settings
+        self.settings = settings
         self.out = output_dir
-        self.p = processes
+        self.processes = processes
         data = settings.data
         if data.batch_size % processes.world_size:
             raise ValueError(
@@ -121,35 +121,35 @@ class Trainer:
     # -- set-up ---------------------------------------------------------------------------
 
     def _vocabulary(self) -> Vocabulary:
-        if self.s.paths.vocab:
-            return Vocabulary.from_disk(self.s.paths.vocab)
+        if self.settings.paths.vocab:
+            return Vocabulary.from_disk(self.settings.paths.vocab)
         saved = self.out / VOCAB
         if not self.resuming:
-            if self.p.is_main:
+            if self.processes.is_main:
                 self._log(f"Building the vocabulary from {', '.join(map(str, self.train_lines.files))}")
                 vocab = Vocabulary.build(
-                    text_sentences(self.train_lines, self.s.tokenizer), max_size=self.s.vocab.max_size, min_count=self.s.vocab.min_count
+                    text_sentences(self.train_lines, self.settings.tokenizer), max_size=self.settings.vocab.max_size, min_count=self.settings.vocab.min_count
                 )
                 vocab.to_disk(saved)
                 self._log(f"Vocabulary: {len(vocab)} words -> {saved}")
                 self._report_skipped(self.train_lines)
-            self.p.barrier()
+            self.processes.barrier()
         return Vocabulary.from_disk(saved)
 
     def _language_model(self) -> BiLanguageModel:
-        paths = self.s.paths
+        paths = self.settings.paths
         if paths.init_bilm:
             folder = Path(paths.init_bilm)
             bilm = load_bilm_dir(folder)
             self._log(f"Fine-tuning the biLM from {folder} (its options replace [model])")
         else:
-            bilm = BiLM(self.s.model)
-        system = self.s.system
-        self.matmul_dtype = bf16_matmuls(system.mixed_precision, self.p.device)
+            bilm = BiLM(self.settings.model)
+        system = self.settings.system
+        self.matmul_dtype = bf16_matmuls(system.mixed_precision, self.processes.device)
         if self.matmul_dtype is not None:
             self._log(f"Mixed precision: bf16 matmuls, fp32 weights and state ({'fast' if system.fast_path else 'exact'} path)")
         fast_dtype = self.matmul_dtype if system.fast_path else None
-        lm = BiLanguageModel(bilm, len(self.vocab), dropout=self.s.objective.dropout, fast=system.fast_path, matmul_dtype=fast_dtype)
+        lm = BiLanguageModel(bilm, len(self.vocab), dropout=self.settings.objective.dropout, fast=system.fast_path, matmul_dtype=fast_dtype)
         if paths.init_softmax:
             if not paths.vocab:
                 raise ValueError("paths.init_softmax needs paths.vocab: the vocab.txt whose words are the softmax rows.")
@@ -159,13 +159,13 @@ class Trainer:
     # -- the loop -------------------------------------------------------------------------
 
     def run(self) -> Dict[str, Any]:
-        t = self.s.training
+        t = self.settings.training
         if self.progress.step >= t.max_steps:
             self._log(f"Checkpoint is at step {self.progress.step} >= training.max_steps {t.max_steps}; nothing to do.")
             return self.progress.last_record
-        if self.s.paths.init_bilm and self.progress.step == 0 and self.progress.best_perplexity == math.inf:
+        if self.settings.paths.init_bilm and self.progress.step == 0 and self.progress.best_perplexity == math.inf:
             self._evaluate_initial_bilm()
-        bar = tqdm(total=t.max_steps, initial=self.progress.step, disable=not (t.progress_bar and self.p.is_main), unit="step", dynamic_ncols=True)
+        bar = tqdm(total=t.max_steps, initial=self.progress.step, disable=not (t.progress_bar and self.processes.is_main), unit="step", dynamic_ncols=True)
         started = time.perf_counter() - self.progress.elapsed
         cpu_started = time.process_time() - self.progress.cpu_seconds
         log_start = time.perf_counter()
@@ -185,7 +185,7 @@ class Trainer:
                 pr.elapsed = time.perf_counter() - started
                 pr.cpu_seconds = time.process_time() - cpu_started
                 # Every process decides together: a signal on any one, or the time budget spent.
-                flags = self.p.sum(torch.tensor([float(signals.received), float(time.perf_counter() >= deadline)]))
+                flags = self.processes.sum(torch.tensor([float(signals.received), float(time.perf_counter() >= deadline)]))
                 stop, time_up = bool(flags[0] > 0), bool(flags[1] > 0)
                 evaluate = pr.step % t.eval_every == 0 or pr.step == t.max_steps or time_up
                 if pr.step % t.log_every == 0 or evaluate:
@@ -235,23 +235,23 @@ class Trainer:
         processes) and the number of targets."""
         batch = self.batcher.next_batch()
         n_local = batch.n_targets
-        n_global = int(self.p.sum(torch.tensor(float(n_local), dtype=torch.float64)))
+        n_global = int(self.processes.sum(torch.tensor(float(n_local), dtype=torch.float64)))
         negatives = None
-        if 0 < self.s.objective.n_negatives < len(self.vocab):
-            negatives = self.sampler.sample(self.s.objective.n_negatives)
+        if 0 < self.settings.objective.n_negatives < len(self.vocab):
+            negatives = self.sampler.sample(self.settings.objective.n_negatives)
         state = self.state if self.batcher.stateful else None
         with self._autocast():
             nll, state = self.model(batch, state, negatives=negatives, sampler=self.sampler)
         # The mean NLL over both directions' targets, times unroll_steps as in bilm-tf (which
         # scales Adagrad's steps). Each process divides by the global count; DDP averages
         # gradients over processes, hence the * world size.
-        loss = nll.sum() / (2 * n_global) * self.s.data.unroll_steps * self.p.world_size
-        total = float(self.p.sum(nll.detach().sum().double())) / (2 * n_global)
+        loss = nll.sum() / (2 * n_global) * self.settings.data.unroll_steps * self.processes.world_size
+        total = float(self.processes.sum(nll.detach().sum().double())) / (2 * n_global)
         if not math.isfinite(total):
             raise TrainingDiverged(self._diverged("loss", total))
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        norm = torch.nn.utils.clip_grad_norm_(self.lm.parameters(), self.s.training.grad_clip)
+        norm = torch.nn.utils.clip_grad_norm_(self.lm.parameters(), self.settings.training.grad_clip)
         if not torch.isfinite(norm):
             raise TrainingDiverged(self._diverged("gradient norm", float(norm)))
         self.optimizer.step()
@@ -261,8 +261,8 @@ class Trainer:
 
     def _autocast(self):
         """bf16 autocast for the exact path (the fast path casts its own matmuls)."""
-        enabled = self.matmul_dtype is not None and not self.s.system.fast_path
-        return torch.autocast(self.p.device.type, dtype=torch.bfloat16, enabled=enabled)
+        enabled = self.matmul_dtype is not None and not self.settings.system.fast_path
+        return torch.autocast(self.processes.device.type, dtype=torch.bfloat16, enabled=enabled)
 
     def _diverged(self, what: str, value: float) -> str:
         saved = (
@@ -278,13 +278,13 @@ class Trainer:
     def _evaluate(self) -> Optional[Dict[str, float]]:
         if self.dev_lines is None:
             return None
-        t = self.s.training
-        sentences = text_sentences(self.dev_lines, self.s.tokenizer, shard=self.p.rank, n_shards=self.p.world_size)
-        limit = -(-t.max_dev_sentences // self.p.world_size) if t.max_dev_sentences else 0
+        t = self.settings.training
+        sentences = text_sentences(self.dev_lines, self.settings.tokenizer, shard=self.processes.rank, n_shards=self.processes.world_size)
+        limit = -(-t.max_dev_sentences // self.processes.world_size) if t.max_dev_sentences else 0
         source = f"the dev text {', '.join(map(str, self.dev_lines.files))}"
         try:
             result = perplexity(
-                self.lm, sentences, self.vocab, batch_size=t.dev_batch_size, max_sentences=limit, processes=self.p, source=source
+                self.lm, sentences, self.vocab, batch_size=t.dev_batch_size, max_sentences=limit, processes=self.processes, source=source
             )
         except CorpusError as err:
             raise CorpusError(f"{err} {self.dev_lines.describe_skipped()}".strip()) from None
@@ -310,7 +310,7 @@ class Trainer:
 
     def _write_record(self, record: Dict[str, Any]) -> None:
         self.progress.last_record = record
-        if self.p.is_main:
+        if self.processes.is_main:
             with (self.out / METRICS).open("a", encoding="utf-8") as f:
                 f.write(json.dumps(record) + "\n")
 
@@ -320,48 +320,48 @@ class Trainer:
         improved = dev is not None and dev["mean"] < self.progress.best_perplexity
         if improved:
             self.progress.best_perplexity = dev["mean"]
-        if self.p.is_main:
+        if self.processes.is_main:
             metrics = self.out / METRICS
-            save_model_dir(self.lm, self.vocab, self.out / "model-last", config=self.s.config, metrics=metrics)
+            save_model_dir(self.lm, self.vocab, self.out / "model-last", config=self.settings.config, metrics=metrics)
             if improved:
-                save_model_dir(self.lm, self.vocab, self.out / "model-best", config=self.s.config, metrics=metrics)
+                save_model_dir(self.lm, self.vocab, self.out / "model-best", config=self.settings.config, metrics=metrics)
         self._save_checkpoint()
 
     def _checkpoint_due(self) -> bool:
         """training.checkpoint_minutes since the last checkpoint (on any process: all save together)."""
-        minutes = self.s.training.checkpoint_minutes
+        minutes = self.settings.training.checkpoint_minutes
         due = minutes > 0 and time.monotonic() - self.checkpoint_time >= minutes * 60
-        return self.p.sum(torch.tensor(float(due))) > 0
+        return self.processes.sum(torch.tensor(float(due))) > 0
 
     def _save_checkpoint(self) -> None:
         """Everything needed to resume exactly at this step, written atomically."""
-        data_states = self.p.gather(self.batcher.state_dict())
-        lstm_states = self.p.gather(None if self.state is None else LstmState(self.state.hidden.cpu(), self.state.cell.cpu()))
-        rng_states = self.p.gather(_rng_state())
-        if self.p.is_main:
+        data_states = self.processes.gather(self.batcher.state_dict())
+        lstm_states = self.processes.gather(None if self.state is None else LstmState(self.state.hidden.cpu(), self.state.cell.cpu()))
+        rng_states = self.processes.gather(_rng_state())
+        if self.processes.is_main:
             checkpoint = {
                 "progress": vars(self.progress),
                 "model": self.lm.state_dict(),
                 "optimizer": self.optimizer.state_dict(),
                 "sampler": self.sampler.generator.get_state(),
                 "rng": rng_states,
-                "world_size": self.p.world_size,
+                "world_size": self.processes.world_size,
                 "data": data_states,
                 "lstm_state": lstm_states,
-                "config": self.s.config.to_str(),
+                "config": self.settings.config.to_str(),
             }
             tmp = self.checkpoint_path.with_name(f".{CHECKPOINT}.tmp")
             torch.save(checkpoint, tmp)
             os.replace(tmp, self.checkpoint_path)
         self.checkpoint_step = self.progress.step
         self.checkpoint_time = time.monotonic()
-        self.p.barrier()
+        self.processes.barrier()
 
     def _load_checkpoint(self) -> None:
         checkpoint = torch.load(self.checkpoint_path, map_location="cpu", weights_only=False)
-        if checkpoint["world_size"] != self.p.world_size:
+        if checkpoint["world_size"] != self.processes.world_size:
             raise ValueError(
-                f"{self.checkpoint_path} was written by {checkpoint['world_size']} process(es), this run has {self.p.world_size}: "
+                f"{self.checkpoint_path} was written by {checkpoint['world_size']} process(es), this run has {self.processes.world_size}: "
                 "resume with the same number of processes, or start afresh with --training.resume false."
             )
         try:
@@ -374,13 +374,13 @@ class Trainer:
             ) from None
         self.optimizer.load_state_dict(checkpoint["optimizer"])
         self.sampler.generator.set_state(checkpoint["sampler"])
-        _set_rng_state(checkpoint["rng"][self.p.rank])
-        self.batcher.load_state_dict(checkpoint["data"][self.p.rank])
-        state = checkpoint["lstm_state"][self.p.rank]
-        self.state = None if state is None else LstmState(state.hidden.to(self.p.device), state.cell.to(self.p.device))
+        _set_rng_state(checkpoint["rng"][self.processes.rank])
+        self.batcher.load_state_dict(checkpoint["data"][self.processes.rank])
+        state = checkpoint["lstm_state"][self.processes.rank]
+        self.state = None if state is None else LstmState(state.hidden.to(self.processes.device), state.cell.to(self.processes.device))
         self.progress = Progress(**checkpoint["progress"])
         self.checkpoint_step = self.progress.step
-        if self.p.is_main:
+        if self.processes.is_main:
             _truncate_metrics(self.out / METRICS, self.progress.step)
         self._log(f"Resuming from {self.checkpoint_path} at step {self.progress.step}")
 
@@ -391,7 +391,7 @@ class Trainer:
             "start_tokens": self.progress.tokens,
             "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "threads": torch.get_num_threads(),
-            "processes": self.p.world_size,
+            "processes": self.processes.world_size,
             "cpus": os.cpu_count(),
             "load_average_at_start": _load_average(),
             "_wall": time.perf_counter(),
@@ -400,7 +400,7 @@ class Trainer:
 
     def _segment_end(self, segment: Dict[str, Any], how: str) -> None:
         """Append the finished segment to OUTPUT_DIR/segments.jsonl (rank 0's figures)."""
-        if not self.p.is_main:
+        if not self.processes.is_main:
             return
         record = {k: v for k, v in segment.items() if not k.startswith("_")}
         record.update(
@@ -422,7 +422,7 @@ class Trainer:
             self._log(f"Warning: {message}")
 
     def _log(self, message: str) -> None:
-        if self.p.is_main:
+        if self.processes.is_main:
             print(message, file=sys.stderr, flush=True)
 
 

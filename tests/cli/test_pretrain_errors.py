@@ -72,3 +72,12 @@ def test_a_checkpoint_of_another_model_size_names_the_way_out(tmp_path, text):
 def test_cuda_without_a_gpu_names_the_setting(tmp_path, text):
     result = CliRunner().invoke(app, ["pretrain", CONFIG, str(tmp_path / "out"), "--paths.train", str(text), *MICRO, "--system.device", "cuda"])
     assert "system.device is cuda but torch sees no GPU; use --system.device auto (or cpu, --gpu-id -1)." in _error(result)
+
+
+def test_verbose_adds_the_traceback_to_the_error(tmp_path, text):
+    args = ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(tmp_path / "missing.txt")]
+    quiet = CliRunner().invoke(app, args)
+    assert "Text path not found" in _error(quiet)
+    verbose = CliRunner().invoke(app, ["--verbose", *args])
+    assert verbose.exit_code == 1 and "Traceback (most recent call last)" in verbose.output
+    assert "CorpusError: Text path not found" in verbose.output and verbose.output.rstrip().splitlines()[-1].startswith("Error: Text path not found")
