@@ -19,7 +19,6 @@ from thinc.api import Config, Model, Optimizer
 from thinc.types import Floats1d, Floats2d
 
 from .layers import DocLayers, ElmoListener, get_bilm, mix_layers
-from .layers.listener import replace_listener, replace_listener_cfg
 from .layers.sequences import sequence_ranges
 
 DEFAULT_MODEL_CONFIG = """
@@ -133,8 +132,6 @@ class Elmo(TrainablePipe):
             "store_layers": store_layers,
             "set_doc_tensor": set_doc_tensor,
         }
-        model.attrs["replace_listener"] = replace_listener
-        model.attrs["replace_listener_cfg"] = replace_listener_cfg
 
     # ListenedToComponent protocol, as in spaCy's Tok2Vec.
 

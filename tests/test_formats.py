@@ -10,7 +10,7 @@ import numpy
 import pytest
 import torch
 
-from spacy_elmo.formats.allennlp import ElmoFormatError, load_bilm, read_options, save_bilm
+from spacy_elmo.formats.allennlp import ElmoFormatError, config_from_options, config_to_options, load_bilm, read_options, save_bilm
 from spacy_elmo.model import BiLM, BiLMConfig
 
 FIXTURES = Path(__file__).parents[1] / ".." / "shared" / "data" / "elmo_fixtures"
@@ -69,7 +69,7 @@ def test_options_that_are_not_elmo(tmp_path):
     bad.write_text(json.dumps({"lstm": {"dim": 8}}))
     with pytest.raises(ElmoFormatError, match="not an ELMo options file.*'char_cnn'"):
         read_options(bad)
-    options = TINY.to_options()
+    options = config_to_options(TINY)
     options["char_cnn"]["activation"] = "gelu"
     bad.write_text(json.dumps(options))
     with pytest.raises(ElmoFormatError, match="activation must be 'relu' or 'tanh'"):
@@ -79,17 +79,17 @@ def test_options_that_are_not_elmo(tmp_path):
 def test_options_that_do_not_fit_the_weights(tmp_path):
     save_bilm(BiLM(TINY), tmp_path / "o.json", tmp_path / "w.hdf5")
     other = TINY.with_changes(lstm_dim=16)
-    (tmp_path / "o2.json").write_text(json.dumps(other.to_options()))
+    (tmp_path / "o2.json").write_text(json.dumps(config_to_options(other)))
     with pytest.raises(ElmoFormatError, match=r"W_0 has shape \(12, 48\), but the options give \(12, 64\)"):
         load_bilm(tmp_path / "o2.json", tmp_path / "w.hdf5")
     deeper = TINY.with_changes(n_highway=2)
-    (tmp_path / "o3.json").write_text(json.dumps(deeper.to_options()))
+    (tmp_path / "o3.json").write_text(json.dumps(config_to_options(deeper)))
     with pytest.raises(ElmoFormatError, match="missing, first \\['CNN_high_1/W_carry'"):
         load_bilm(tmp_path / "o3.json", tmp_path / "w.hdf5")
 
 
 def test_hdf5_that_is_not_elmo(tmp_path):
-    (tmp_path / "o.json").write_text(json.dumps(TINY.to_options()))
+    (tmp_path / "o.json").write_text(json.dumps(config_to_options(TINY)))
     with h5py.File(tmp_path / "other.hdf5", "w") as f:
         f.create_dataset("layer1/kernel", data=numpy.zeros((3, 3)))
     with pytest.raises(ElmoFormatError, match="other.hdf5 is not an ELMo biLM.*char_embed"):
@@ -126,3 +126,11 @@ def test_written_files_get_the_usual_permissions(tmp_path):
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "w.hdf5").stat().st_mode) == 0o644
     assert stat.S_IMODE((tmp_path / "o.json").stat().st_mode) == 0o644
+
+
+def test_options_with_an_invalid_size_name_their_source():
+    options = config_to_options(TINY)
+    options["char_cnn"]["n_highway"] = -1
+    with pytest.raises(ValueError, match="^my.json: Invalid biLM configuration: n_highway must be >= 0"):
+        config_from_options(options, source="my.json")
+    assert config_from_options(config_to_options(TINY)) == TINY

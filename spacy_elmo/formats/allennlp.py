@@ -1,11 +1,12 @@
 """The published ELMo format (bilm-tf / AllenNLP): options.json + weights.hdf5.
 
-This is the only module that knows the hdf5 key names. TF stores dense kernels as
+This is the only module that knows the options.json and hdf5 key names (the biLM's weights,
+and the softmax of pretraining in elmo_softmax_weights.hdf5's layout). TF stores dense kernels as
 (in, out) and convolutions as (1, width, in, out); the torch modules hold (out, in).
 """
 import json
 from pathlib import Path
-from typing import Dict, Iterator, Tuple, Union
+from typing import Any, Dict, Iterator, Tuple, Union
 
 import h5py
 import numpy
@@ -22,6 +23,57 @@ class ElmoFormatError(ValueError):
     """An options or weight file that is missing, unreadable or does not fit the model."""
 
 
+def config_to_options(config: BiLMConfig) -> Dict[str, Any]:
+    """The options.json dictionary of ``config`` in the bilm-tf layout."""
+    return {
+        "lstm": {
+            "dim": config.lstm_dim,
+            "projection_dim": config.projection_dim,
+            "n_layers": config.n_layers,
+            "cell_clip": config.cell_clip,
+            "proj_clip": config.proj_clip,
+            "use_skip_connections": config.use_skip_connections,
+        },
+        "char_cnn": {
+            "embedding": {"dim": config.char_embedding_dim},
+            "filters": [list(f) for f in config.filters],
+            "n_highway": config.n_highway,
+            "n_characters": config.n_characters,
+            "max_characters_per_token": config.max_characters_per_token,
+            "activation": config.activation,
+        },
+    }
+
+
+def config_from_options(options: Dict[str, Any], source: str = "options") -> BiLMConfig:
+    """The BiLMConfig of a bilm-tf/AllenNLP options.json dictionary; ``source`` names it in errors."""
+    try:
+        lstm, cnn = options["lstm"], options["char_cnn"]
+        kwargs = dict(
+            char_embedding_dim=cnn["embedding"]["dim"],
+            filters=cnn["filters"],
+            n_highway=cnn["n_highway"],
+            activation=cnn.get("activation", "relu"),
+            max_characters_per_token=cnn.get("max_characters_per_token", 50),
+            n_characters=cnn.get("n_characters", 262),
+            lstm_dim=lstm["dim"],
+            projection_dim=lstm["projection_dim"],
+            n_layers=lstm.get("n_layers", 2),
+            cell_clip=lstm.get("cell_clip"),
+            proj_clip=lstm.get("proj_clip"),
+            use_skip_connections=lstm.get("use_skip_connections", False),
+        )
+    except (KeyError, TypeError) as err:
+        raise ValueError(
+            f"{source} is not an ELMo options file: missing or malformed key {err}. Expected "
+            "{'lstm': {'dim', 'projection_dim', ...}, 'char_cnn': {'embedding': {'dim'}, 'filters', 'n_highway', ...}}."
+        ) from None
+    try:
+        return BiLMConfig(**kwargs)
+    except ValueError as err:
+        raise ValueError(f"{source}: {err}") from None
+
+
 def read_options(options_file: PathLike) -> BiLMConfig:
     path = _existing(options_file, "options file")
     try:
@@ -31,13 +83,13 @@ def read_options(options_file: PathLike) -> BiLMConfig:
     if not isinstance(options, dict):
         raise ElmoFormatError(f"Options file {path} holds a JSON {type(options).__name__}, expected an object.")
     try:
-        return BiLMConfig.from_options(options, source=f"Options file {path}")
+        return config_from_options(options, source=f"Options file {path}")
     except ValueError as err:
         raise ElmoFormatError(str(err)) from None
 
 
 def write_options(config: BiLMConfig, options_file: PathLike) -> None:
-    atomic_write(Path(options_file), lambda tmp: Path(tmp).write_text(json.dumps(config.to_options(), indent=2) + "\n"))
+    atomic_write(Path(options_file), lambda tmp: Path(tmp).write_text(json.dumps(config_to_options(config), indent=2) + "\n"))
 
 
 def load_bilm(options_file: PathLike, weight_file: PathLike) -> BiLM:
@@ -107,6 +159,31 @@ def save_bilm(model: BiLM, options_file: PathLike, weight_file: PathLike) -> Non
                 f.create_dataset(key, data=_to_tf_layout(key, param.detach().float().cpu().numpy()))
 
     atomic_write(Path(weight_file), write)
+
+
+def write_softmax(weight: numpy.ndarray, bias: numpy.ndarray, path: PathLike) -> None:
+    """A softmax in AllenNLP's elmo_softmax_weights.hdf5 layout: softmax/W (V, P), softmax/b (V,)."""
+
+    def write(tmp: str) -> None:
+        with h5py.File(tmp, "w") as f:
+            f.create_dataset("softmax/W", data=weight)
+            f.create_dataset("softmax/b", data=bias)
+
+    atomic_write(Path(path), write)
+
+
+def read_softmax(path: PathLike) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """(W (V, P), b (V,)) as float32 from a softmax file in AllenNLP's layout."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"Softmax weight file not found: {path}. Pass an hdf5 file with softmax/W and softmax/b.")
+    try:
+        with h5py.File(path, "r") as f:
+            if "softmax/W" not in f or "softmax/b" not in f:
+                raise ElmoFormatError(f"Softmax weight file {path} lacks softmax/W or softmax/b; expected elmo_softmax_weights.hdf5's layout.")
+            return numpy.asarray(f["softmax/W"], dtype=numpy.float32), numpy.asarray(f["softmax/b"], dtype=numpy.float32)
+    except OSError as err:
+        raise ElmoFormatError(f"Softmax weight file {path} could not be read as HDF5 ({err}).") from None
 
 
 def _parameter_map(model: BiLM) -> Iterator[Tuple[str, torch.Tensor]]:

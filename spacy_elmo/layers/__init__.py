@@ -1,8 +1,9 @@
 """Thinc layers and registered architectures for ELMo in spaCy pipelines."""
-from .bilm import DocLayers, ElmoBiLM, get_bilm, get_feature_cache
+from .bilm import ElmoBiLM, get_bilm, get_feature_cache
 from .cache import FeatureCache
 from .listener import ElmoEmbed, ElmoListener, ElmoListenerV1
 from .mix import ScalarMixLayer, find_mixes, learned_mix, mix_layers, mix_weights
+from .sequences import DocLayers
 from .tok2vec import ElmoTok2Vec
 
 __all__ = [

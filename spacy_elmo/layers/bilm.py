@@ -2,7 +2,7 @@
 import os
 import warnings
 from io import BytesIO
-from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy
 import srsly
@@ -12,7 +12,7 @@ from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, Optimizer, PyTorchShim, xp2torch
 from thinc.layers.pytorchwrapper import convert_pytorch_default_outputs, forward as pytorch_forward
-from thinc.types import Floats3d, Ints1d
+from thinc.types import Floats3d
 from torch import nn
 
 from ..chars import CharacterIds
@@ -21,20 +21,8 @@ from ..formats.packages import BiLMNotFound, bilm_folder, default_bilm_folder
 from ..model import BiLM, BiLMConfig, preset as get_preset
 from ..model.fast import FastBiLM
 from .cache import FeatureCache
-from .sequences import BiLMSequence, batch_by_tokens, doc_sequences, segment_ids, sequence_ranges
-
-
-class DocLayers(NamedTuple):
-    """The biLM output for one Doc.
-
-    layers: (n_layers + 1, len(doc), 2 x projection_dim), AllenNLP layout, zero rows for
-        tokens the biLM skips (whitespace).
-    segments: (len(doc),) index of each token's biLM sequence (sentence or window), -1
-        where skipped; used to normalise layers per sentence.
-    """
-
-    layers: Floats3d
-    segments: Ints1d
+from .listener import replace_listener, replace_listener_cfg
+from .sequences import BiLMSequence, DocLayers, batch_by_tokens, doc_sequences, segment_ids, sequence_ranges
 
 
 INFERENCE_MATMUL: Dict[str, Optional[torch.dtype]] = {"fp32": None, "bf16": torch.bfloat16}
@@ -150,6 +138,9 @@ def ElmoBiLM(
             "max_sequence_length": max_sequence_length,
             "max_batch_tokens": max_batch_tokens,
             "feature_cache": FeatureCache(cache_mb),
+            # nlp.replace_listeners: what takes a listener's place, and its config
+            "replace_listener": replace_listener,
+            "replace_listener_cfg": replace_listener_cfg,
         },
     )
 

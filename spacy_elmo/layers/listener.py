@@ -12,9 +12,8 @@ from spacy.util import registry
 from thinc.api import Dropout, Model, chain
 from thinc.types import Floats2d, Floats3d
 
-from .bilm import DocLayers
 from .mix import ScalarMixLayer
-from .sequences import segment_ids
+from .sequences import DocLayers, segment_ids
 
 
 class ElmoListener(Model):
@@ -56,6 +55,12 @@ class ElmoListener(Model):
         self._batch_id = batch_id
         self._outputs = outputs
         self._backprop = backprop
+
+    def release(self, batch_id: int) -> None:
+        """Drop the stored layers and callback of batch ``batch_id`` once its backprop ran
+        (as spacy-transformers' listener does), so they are not kept until the next batch."""
+        if self._batch_id == batch_id:
+            self._batch_id, self._outputs, self._backprop = None, None, None
 
     def set_bilm_sizes(self, n_layers: int, width: int) -> None:
         """Called by the upstream component once its biLM is loaded."""
@@ -161,6 +166,7 @@ def _listener_init(model: ElmoListener, X: Optional[List[Doc]] = None, Y=None) -
 
 def _listener_forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> Tuple[List[Floats2d], Callable]:
     upstream_backprop = None
+    batch_id = None
     if is_train and model._batch_id is not None:
         batch_id = model.get_batch_id(docs)
         if batch_id != model._batch_id:
@@ -177,6 +183,8 @@ def _listener_forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> T
         d_layers = backprop_head(d_vectors)
         if d_layers is not None and upstream_backprop is not None:
             upstream_backprop([d * model.grad_factor for d in d_layers])
+        if batch_id is not None:
+            model.release(batch_id)
         return []
 
     return vectors, backprop

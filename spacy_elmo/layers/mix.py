@@ -8,7 +8,7 @@ from typing import Callable, List, Optional, Tuple
 from thinc.api import Model
 from thinc.types import Floats1d, Floats2d, Floats3d, Ints1d
 
-from .bilm import DocLayers
+from .sequences import DocLayers
 
 EPSILON = 1e-12
 

@@ -1,4 +1,4 @@
-"""Which tokens of a Doc go through the biLM together.
+"""Which tokens of a Doc go through the biLM together, and the biLM's output per Doc.
 
 A Doc with sentence boundaries gives one biLM sequence per sentence (ELMo was trained on
 sentences wrapped in <S> </S>); a Doc without them is one sequence. Either is cut into
@@ -14,6 +14,20 @@ from typing import List, NamedTuple, Sequence, Tuple
 
 import numpy
 from spacy.tokens import Doc
+from thinc.types import Floats3d, Ints1d
+
+
+class DocLayers(NamedTuple):
+    """The biLM output for one Doc.
+
+    layers: (n_layers + 1, len(doc), 2 x projection_dim), AllenNLP layout, zero rows for
+        tokens the biLM skips (whitespace).
+    segments: (len(doc),) index of each token's biLM sequence (sentence or window), -1
+        where skipped; used to normalise layers per sentence.
+    """
+
+    layers: Floats3d
+    segments: Ints1d
 
 
 class BiLMSequence(NamedTuple):

@@ -73,56 +73,6 @@ class BiLMConfig:
     def n_output_layers(self) -> int:
         return self.n_layers + 1
 
-    def to_options(self) -> Dict[str, Any]:
-        """The options.json dictionary in the bilm-tf layout."""
-        return {
-            "lstm": {
-                "dim": self.lstm_dim,
-                "projection_dim": self.projection_dim,
-                "n_layers": self.n_layers,
-                "cell_clip": self.cell_clip,
-                "proj_clip": self.proj_clip,
-                "use_skip_connections": self.use_skip_connections,
-            },
-            "char_cnn": {
-                "embedding": {"dim": self.char_embedding_dim},
-                "filters": [list(f) for f in self.filters],
-                "n_highway": self.n_highway,
-                "n_characters": self.n_characters,
-                "max_characters_per_token": self.max_characters_per_token,
-                "activation": self.activation,
-            },
-        }
-
-    @classmethod
-    def from_options(cls, options: Dict[str, Any], source: str = "options") -> "BiLMConfig":
-        """Read a bilm-tf/AllenNLP options.json dictionary."""
-        try:
-            lstm, cnn = options["lstm"], options["char_cnn"]
-            kwargs = dict(
-                char_embedding_dim=cnn["embedding"]["dim"],
-                filters=cnn["filters"],
-                n_highway=cnn["n_highway"],
-                activation=cnn.get("activation", "relu"),
-                max_characters_per_token=cnn.get("max_characters_per_token", 50),
-                n_characters=cnn.get("n_characters", 262),
-                lstm_dim=lstm["dim"],
-                projection_dim=lstm["projection_dim"],
-                n_layers=lstm.get("n_layers", 2),
-                cell_clip=lstm.get("cell_clip"),
-                proj_clip=lstm.get("proj_clip"),
-                use_skip_connections=lstm.get("use_skip_connections", False),
-            )
-        except (KeyError, TypeError) as err:
-            raise ValueError(
-                f"{source} is not an ELMo options file: missing or malformed key {err}. Expected "
-                "{'lstm': {'dim', 'projection_dim', ...}, 'char_cnn': {'embedding': {'dim'}, 'filters', 'n_highway', ...}}."
-            ) from None
-        try:
-            return cls(**kwargs)
-        except ValueError as err:
-            raise ValueError(f"{source}: {err}") from None
-
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
 

@@ -1,16 +1,14 @@
-"""The softmax shared by the forward and backward LMs, its sampled training loss, and its
-hdf5 file (AllenNLP's elmo_softmax_weights.hdf5 layout: softmax/W (V, P), softmax/b (V,))."""
+"""The softmax shared by the forward and backward LMs and its sampled training loss; its file
+is formats.allennlp's (read_softmax, write_softmax)."""
 import math
 from pathlib import Path
 from typing import Optional, Union
 
-import h5py
 import numpy
 import torch
 from torch import nn
 
-from ..atomic import atomic_write
-from ..formats.allennlp import ElmoFormatError
+from ..formats.allennlp import ElmoFormatError, read_softmax, write_softmax
 
 
 _LEFT_OUT = -1e30  # a logit whose exp is 0; finite, so a row of only left-out logits has no NaN gradient
@@ -98,25 +96,11 @@ class Softmax(nn.Module):
         return torch.logaddexp(true_logits, torch.logsumexp(sampled_logits, dim=1)) - true_logits
 
     def to_disk(self, path: Union[str, Path]) -> None:
-        def write(tmp: str) -> None:
-            with h5py.File(tmp, "w") as f:
-                f.create_dataset("softmax/W", data=self.weight.detach().float().cpu().numpy())
-                f.create_dataset("softmax/b", data=self.bias.detach().float().cpu().numpy())
-
-        atomic_write(Path(path), write)
+        write_softmax(self.weight.detach().float().cpu().numpy(), self.bias.detach().float().cpu().numpy(), path)
 
     def load(self, path: Union[str, Path]) -> None:
-        """Copy softmax/W and softmax/b from an hdf5 file, checking their shapes."""
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"Softmax weight file not found: {path}. Pass an hdf5 file with softmax/W and softmax/b.")
-        try:
-            with h5py.File(path, "r") as f:
-                if "softmax/W" not in f or "softmax/b" not in f:
-                    raise ElmoFormatError(f"Softmax weight file {path} lacks softmax/W or softmax/b; expected elmo_softmax_weights.hdf5's layout.")
-                weight, bias = numpy.asarray(f["softmax/W"], dtype=numpy.float32), numpy.asarray(f["softmax/b"], dtype=numpy.float32)
-        except OSError as err:
-            raise ElmoFormatError(f"Softmax weight file {path} could not be read as HDF5 ({err}).") from None
+        """Copy the weights of a softmax file, checking their shapes."""
+        weight, bias = read_softmax(path)
         if weight.shape != tuple(self.weight.shape) or bias.shape != tuple(self.bias.shape):
             raise ElmoFormatError(
                 f"Softmax weight file {path} holds W {weight.shape} and b {bias.shape}, but the vocabulary and model need "

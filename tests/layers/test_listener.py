@@ -102,6 +102,20 @@ def test_two_trainable_listeners_add_their_gradients():
     assert difference > 1e-2, "the second listener's gradient is missing"
 
 
+@pytest.mark.parametrize("grad_factor", [0.0, 1.0])
+def test_listener_releases_the_stored_batch_after_its_backprop(grad_factor):
+    nlp = _pipeline([grad_factor])
+    elmo = nlp.get_pipe("elmo")
+    (listener,) = elmo.listeners
+    examples = _examples(nlp)
+    elmo.update(examples)
+    assert listener._outputs is not None
+    vectors, backprop = listener.begin_update([eg.predicted for eg in examples])
+    assert listener._outputs is not None  # kept until the backprop: another listener call may need it
+    backprop(_upstream(vectors, seed=0))
+    assert listener._batch_id is None and listener._outputs is None and listener._backprop is None
+
+
 def test_listener_rejects_another_batch_than_the_elmo_components():
     nlp = _pipeline([1.0])
     elmo = nlp.get_pipe("elmo")
