@@ -13,7 +13,7 @@ import torch
 
 from spacy_elmo.pretrain import load_model_dir, load_settings, pretrain
 
-REPO = Path(__file__).parents[1]
+REPO = Path(__file__).parents[2]
 CONFIG = REPO / "project" / "configs" / "pretrain_tiny.cfg"
 # Summation order differs between 1 and 2 processes, so weights agree to float32 rounding.
 WEIGHT_TOLERANCE = 1e-5

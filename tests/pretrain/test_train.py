@@ -21,7 +21,7 @@ from spacy_elmo.pretrain import train as train_module
 from spacy_elmo.pretrain.config import resolve_settings
 from spacy_elmo.pretrain.sentences import spacy_sentences
 
-REPO = Path(__file__).parents[1]
+REPO = Path(__file__).parents[2]
 CONFIG = REPO / "project" / "configs" / "pretrain_tiny.cfg"
 FIXTURES = REPO / "../shared/data/elmo_fixtures"
 TRAIN_TEXT = FIXTURES / "bilm-tf" / "train" / "data.txt"

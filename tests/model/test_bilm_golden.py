@@ -10,7 +10,7 @@ import torch
 from spacy_elmo.chars import CharacterIds
 from spacy_elmo.formats.allennlp import load_bilm
 
-FIXTURES = Path(__file__).parents[1] / ".." / "shared" / "data" / "elmo_fixtures"
+FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "data" / "elmo_fixtures"
 CASES = {
     "allennlp": ("allennlp/options.json", "allennlp/lm_weights.hdf5", "allennlp/sentences.json", "allennlp/lm_embeddings_{}.hdf5"),
     "bilm-tf": (

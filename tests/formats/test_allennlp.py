@@ -13,7 +13,7 @@ import torch
 from spacy_elmo.formats.allennlp import ElmoFormatError, config_from_options, config_to_options, load_bilm, read_options, save_bilm
 from spacy_elmo.model import BiLM, BiLMConfig
 
-FIXTURES = Path(__file__).parents[1] / ".." / "shared" / "data" / "elmo_fixtures"
+FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "data" / "elmo_fixtures"
 needs_fixtures = pytest.mark.skipif(not FIXTURES.exists(), reason="../shared/data/elmo_fixtures is absent")
 
 TINY = BiLMConfig(

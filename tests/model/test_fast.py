@@ -10,7 +10,7 @@ from spacy_elmo.formats.allennlp import load_bilm
 from spacy_elmo.model import BiLM, preset
 from spacy_elmo.model.fast import FastBiLM, _best_split, _PADDING_CHAR, pool_by_length, pool_characters
 
-FIXTURES = Path(__file__).parents[1] / ".." / "shared" / "data" / "elmo_fixtures"
+FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "data" / "elmo_fixtures"
 FIXTURE_MODELS = {
     "allennlp": ("allennlp/options.json", "allennlp/lm_weights.hdf5", "allennlp/sentences.json"),
     "bilm-tf": ("bilm-tf/model/options.json", "bilm-tf/model/lm_weights.hdf5", "bilm-tf/model/lm_embeddings_sentences.json"),
