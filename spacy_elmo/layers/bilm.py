@@ -20,6 +20,7 @@ from ..formats.allennlp import OPTIONS, find_weights, load_bilm, read_options
 from ..formats.packages import BiLMNotFound, bilm_folder, default_bilm_folder
 from ..model import BiLM, BiLMConfig, preset as get_preset
 from ..model.fast import FastBiLM
+from ..threads import process_governor
 from .cache import FeatureCache
 from .listener import replace_listener, replace_listener_cfg
 from .sequences import BiLMSequence, DocLayers, batch_by_tokens, doc_sequences, segment_ids, sequence_ranges
@@ -54,10 +55,13 @@ class BiLMHolder(nn.Module):
     def enter_process(self) -> None:
         """Called on every batch: in a process other than the last one seen (a worker of
         ``nlp.pipe(n_process=N)``), start a fresh FastBiLM and run torch on one thread, so
-        that the workers share the cores instead of each starting a thread per core."""
+        that the workers share the cores instead of each starting a thread per core; then
+        let the process's ThreadGovernor lower torch's threads to the cores other processes
+        leave free."""
         if self._fast_pid != os.getpid():
             self._fast, self._fast_pid = [], os.getpid()
             torch.set_num_threads(1)
+        process_governor().update()
 
     def __getstate__(self) -> Dict:
         """Pickled (spaCy's workers under the spawn or forkserver start method): without the

@@ -113,7 +113,7 @@ class PathSettings(_Section):
 class SystemSettings(_Section):
     seed: int = 0
     device: str = "auto"  # auto (cuda if available), cpu, cuda or cuda:N
-    threads: int = 0  # torch intra-op threads per process; 0 leaves torch's default
+    threads: int = 0  # torch intra-op threads per process; 0: torch's default, lowered to the cores other processes leave free
     fast_path: bool = True  # the training fast path (same loss and gradients); false: the exact reference code
     mixed_precision: Union[bool, str] = "auto"  # bf16 matmuls: "auto" where the hardware runs them fast, true, false
 

@@ -26,6 +26,7 @@ from tqdm import tqdm
 from ..chars import CharacterIds
 from ..formats.allennlp import load_bilm_dir
 from ..model import BiLM, LstmState
+from ..threads import ThreadGovernor
 from .batches import RowStreams, WindowBatcher
 from .config import PretrainSettings
 from .corpus import CorpusError, TextLines
@@ -81,6 +82,8 @@ class Trainer:
             raise ValueError("No training text: pass --paths.train PATH (a .txt, .txt.gz, .jsonl file or a folder).")
         if settings.system.threads > 0:
             torch.set_num_threads(settings.system.threads)
+        # threads 0 on the CPU: torch's default, lowered to the cores other processes leave free
+        self.governor = ThreadGovernor(enabled=settings.system.threads == 0 and processes.device.type == "cpu")
         _seed(settings.system.seed)
         self.out.mkdir(parents=True, exist_ok=True)
         self.checkpoint_path = self.out / CHECKPOINT
@@ -175,6 +178,7 @@ class Trainer:
         ended = "finished"
         with StopSignals() as signals:
             while self.progress.step < t.max_steps:
+                self.governor.update()
                 loss, n_tokens = self.train_step()
                 pr = self.progress
                 pr.step += 1
