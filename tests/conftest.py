@@ -1,6 +1,7 @@
 """Shared test fixtures: paths into ../shared/data, skipping when it is absent; a small
-random biLM folder; a derandomized hypothesis profile; torch's thread count restored after
-each test."""
+random biLM folder; a derandomized hypothesis profile; torch's thread count fixed (no thread
+governor) and restored after each test."""
+import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,11 @@ SHARED_DATA = (Path(__file__).parents[1] / ".." / "shared" / "data").resolve()
 # The same examples on every run: a failure is reproducible, a pass is not luck.
 settings.register_profile("ci", derandomize=True, deadline=None, database=None)
 settings.load_profile("ci")
+
+# Float sums depend on torch's thread count: tests that compare outputs exactly (in this process
+# or in subprocesses, which inherit the variable) must not see the governor change it between
+# calls. tests/test_threads.py sets the policy itself.
+os.environ["SPACY_ELMO_THREADS"] = "fixed"
 
 
 @pytest.fixture(autouse=True)
