@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-slow bench venv clean
+.PHONY: demo test test-slow bench venv clean format
 
 venv: $(STAMP)
 
@@ -23,7 +23,10 @@ demo: $(STAMP)
 	$(PY) -m pip install -q --no-deps project/packages/en_elmo_small-0.1.0-py3-none-any.whl
 	$(PY) -m spacy project run demo .
 
+# The linter and the formatter's check first (settings in pyproject.toml), then the suite.
 test: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m pytest -q
 
 test-slow: $(STAMP)
@@ -31,6 +34,10 @@ test-slow: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_bilm.py
+
+format: $(STAMP)
+	$(PY) -m ruff check --fix .
+	$(PY) -m ruff format .
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -6,6 +6,7 @@ caller can check that the weights agree) and prints {"version": ...}; then for e
 "run" on stdin it runs the batch once and prints the seconds it took, so the caller can
 interleave these runs with its own.
 """
+
 import argparse
 import json
 import sys
@@ -30,7 +31,9 @@ def main() -> None:
     from allennlp.version import VERSION
 
     sentences = json.loads(open(args.sentences, encoding="utf-8").read())
-    elmo = Elmo(args.options_file, args.weight_file, num_output_representations=1, dropout=0.0, requires_grad=False).eval()
+    elmo = Elmo(
+        args.options_file, args.weight_file, num_output_representations=1, dropout=0.0, requires_grad=False
+    ).eval()
     with torch.no_grad():
         output = elmo(batch_to_ids(sentences))["elmo_representations"][0]  # also the warm-up
         numpy.save(args.output, output.numpy())

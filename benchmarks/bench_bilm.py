@@ -11,6 +11,7 @@ with the same weights; its column is left out when that venv is absent.
 
 Other processes share the CPU: the load average is printed with the figures.
 """
+
 import argparse
 import json
 import os
@@ -76,11 +77,16 @@ def make_model(size: str, seed: int = 0) -> BiLM:
     return BiLM(preset(size)).eval()
 
 
-def time_runs(runs: Dict[str, Tuple[Run, Optional[Callable[[], None]]]], sentences: Sentences, repeats: int, allennlp: Optional["AllenNlp"]) -> Dict[str, List[float]]:
+def time_runs(
+    runs: Dict[str, Tuple[Run, Optional[Callable[[], None]]]],
+    sentences: Sentences,
+    repeats: int,
+    allennlp: Optional["AllenNlp"],
+) -> Dict[str, List[float]]:
     """Seconds per call of each run (and of AllenNLP), interleaved so that load changes hit all
     of them alike. Each run may have a set-up step, done before each timed call, not timed."""
     seconds: Dict[str, List[float]] = {name: [] for name in runs}
-    for name, (run, setup) in runs.items():  # warm-up
+    for run, setup in runs.values():  # warm-up
         if setup is not None:
             setup()
         run(sentences)
@@ -120,7 +126,9 @@ def warm_cache(fast: FastBiLM, warm_sentences: Sentences) -> Callable[[], None]:
     return setup
 
 
-def project_runs(model: BiLM, warm_sentences: Sentences, with_bf16: bool) -> Dict[str, Tuple[Run, Optional[Callable[[], None]]]]:
+def project_runs(
+    model: BiLM, warm_sentences: Sentences, with_bf16: bool
+) -> Dict[str, Tuple[Run, Optional[Callable[[], None]]]]:
     chars = CharacterIds(model.config.max_characters_per_token)
     mix = ScalarMix(model.config.n_output_layers, trainable=False)
 
@@ -147,7 +155,9 @@ def project_runs(model: BiLM, warm_sentences: Sentences, with_bf16: bool) -> Dic
     return runs
 
 
-def pipe_runs(options: Path, weights: Path, reference_model: BiLM, warm_sentences: Sentences) -> Dict[str, Tuple[Run, Optional[Callable[[], None]]]]:
+def pipe_runs(
+    options: Path, weights: Path, reference_model: BiLM, warm_sentences: Sentences
+) -> Dict[str, Tuple[Run, Optional[Callable[[], None]]]]:
     """End to end through nlp.pipe (Docs in, doc._.elmo out) with the `elmo` component, its
     sentence feature cache off: as shipped (FastBiLM when no gradient is needed; token-vector
     cache warm from other sentences), and with the component forced onto BiLM.forward."""
@@ -157,7 +167,12 @@ def pipe_runs(options: Path, weights: Path, reference_model: BiLM, warm_sentence
     runs: Dict[str, Tuple[Run, Optional[Callable[[], None]]]] = {}
     for name in ("nlp.pipe, exact", "nlp.pipe, fast, warm cache"):
         nlp = spacy.blank("en")
-        model_cfg = {"@architectures": "spacy-elmo.ElmoBiLM.v1", "options_file": str(options), "weight_file": str(weights), "cache_mb": 0}
+        model_cfg = {
+            "@architectures": "spacy-elmo.ElmoBiLM.v1",
+            "options_file": str(options),
+            "weight_file": str(weights),
+            "cache_mb": 0,
+        }
         nlp.add_pipe("elmo", config={"model": model_cfg})
         nlp.initialize()
 
@@ -192,7 +207,9 @@ class AllenNlp:
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         ready = self._process.stdout.readline()
         if not ready:
-            raise RuntimeError(f"AllenNLP worker exited with {self._process.wait()}; run {' '.join(command)} to see why.")
+            raise RuntimeError(
+                f"AllenNLP worker exited with {self._process.wait()}; run {' '.join(command)} to see why."
+            )
         self.name = f"AllenNLP {json.loads(ready)['version']}"
         self.output = numpy.load(output)
 
@@ -212,7 +229,12 @@ def load() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", nargs="+", default=["fixture", "small", "original"], choices=["fixture", "tiny", "small", "medium", "original"])
+    parser.add_argument(
+        "--sizes",
+        nargs="+",
+        default=["fixture", "small", "original"],
+        choices=["fixture", "tiny", "small", "medium", "original"],
+    )
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="sentences per batch, for every path")
@@ -225,7 +247,9 @@ def main() -> None:
     sentences, source = read_sentences(args.batch_size)
     warm_sentences, _ = read_sentences(N_WARM_SENTENCES, skip=args.batch_size)
     n_tokens = sum(len(s) for s in sentences)
-    print(f"spacy-elmo biLM benchmark: torch {torch.__version__}, {args.threads} threads, {platform.processor() or platform.machine()}")
+    print(
+        f"spacy-elmo biLM benchmark: torch {torch.__version__}, {args.threads} threads, {platform.processor() or platform.machine()}"
+    )
     print(f"{len(sentences)} sentences, {n_tokens} tokens, from {source}; median of {args.repeats} runs")
     use_allennlp = ALLENNLP_PYTHON.exists() and not args.no_allennlp
     if not ALLENNLP_PYTHON.exists() and not args.no_allennlp:
@@ -236,8 +260,10 @@ def main() -> None:
             continue
         model = make_model(size)
         n_params = sum(p.numel() for p in model.parameters())
-        print(f"\n[{size}] {n_params / 1e6:.1f}M parameters, lstm {model.config.lstm_dim}/{model.config.projection_dim}, "
-              f"{model.config.n_highway} highway; {load()}")
+        print(
+            f"\n[{size}] {n_params / 1e6:.1f}M parameters, lstm {model.config.lstm_dim}/{model.config.projection_dim}, "
+            f"{model.config.n_highway} highway; {load()}"
+        )
         runs = project_runs(model, warm_sentences, with_bf16=not args.no_bf16)
         with torch.no_grad(), tempfile.TemporaryDirectory() as workdir:
             options, weights = model_files(model, size, Path(workdir))

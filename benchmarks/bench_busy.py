@@ -10,6 +10,7 @@ Paths: `pipe` (nlp.pipe with the elmo component, feature cache off: words/s), `t
 measurement runs in a fresh process; the busy process is a Python loop on one core. Prints
 the load average with the figures.
 """
+
 import argparse
 import json
 import os
@@ -113,7 +114,9 @@ def main() -> None:
         if CONLL.exists():
             lines = [" ".join(line.split()[0] for line in block.splitlines() if line.strip())
                      for block in CONLL.read_text(encoding="utf-8").split("\n\n")]  # fmt: skip
-        text.write_text("\n".join(line for line in lines if line) or "\n".join(f"word{i % 97} word{i % 13} ." for i in range(20000)))
+        text.write_text(
+            "\n".join(line for line in lines if line) or "\n".join(f"word{i % 97} word{i % 13} ." for i in range(20000))
+        )
         print(f"cpus {os.cpu_count()}, load average at start {os.getloadavg()}")
         print(f"{'path':<9} {'policy':<6} {'idle':>10} {'busy':>10} {'busy/idle':>10}")
         for path in args.paths:

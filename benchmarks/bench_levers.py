@@ -5,18 +5,18 @@ implementation against the fast one step by step, on bench_bilm.py's 32 sentence
 
 Prints median milliseconds per batch; the load average is printed alongside.
 """
+
 import argparse
 import statistics
 import time
 from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
-
 from bench_bilm import BATCH_SIZE, N_WARM_SENTENCES, load, make_model, read_sentences
+
 from spacy_elmo.chars import CharacterIds
 from spacy_elmo.model import BiLM
 from spacy_elmo.model.fast import FastBiLM, _conv_max, _Packing, pool_by_length, pool_characters
-
 
 Runs = Dict[str, Tuple[Callable[[], object], Optional[Callable[[], None]]]]
 
@@ -41,7 +41,9 @@ def char_cnn_runs(fast: FastBiLM, token_ids: torch.Tensor, warm_ids: torch.Tenso
 
     def untrimmed_per_filter() -> torch.Tensor:
         chars = encoder.char_embedding(token_ids)
-        return encoder.transform(encoder.activation(torch.cat([_conv_max(chars, conv) for conv in encoder.convolutions], dim=-1)))
+        return encoder.transform(
+            encoder.activation(torch.cat([_conv_max(chars, conv) for conv in encoder.convolutions], dim=-1))
+        )
 
     def distinct_once(pool: Callable[[torch.nn.Module, torch.Tensor], torch.Tensor]) -> Callable[[], torch.Tensor]:
         def run() -> torch.Tensor:
@@ -84,8 +86,14 @@ def lstm_runs(model: BiLM, fast: FastBiLM, bf16: FastBiLM, char_ids: torch.Tenso
     state = model.lstm.zero_state(batch, table)
     return {
         "LSTM: padded, masked steps (exact path)": (lambda: model.lstm(padded, seq_mask), None),
-        "  packed by length, scratch tensors reused": (lambda: fast._run_lstm(every_table, every_row, packing.batch_sizes, state), None),
-        "  + first layer's gates per distinct token": (lambda: fast._run_lstm(table, sources, packing.batch_sizes, state), None),
+        "  packed by length, scratch tensors reused": (
+            lambda: fast._run_lstm(every_table, every_row, packing.batch_sizes, state),
+            None,
+        ),
+        "  + first layer's gates per distinct token": (
+            lambda: fast._run_lstm(table, sources, packing.batch_sizes, state),
+            None,
+        ),
         "  same, bf16 matmuls": (lambda: bf16._run_lstm(table, sources, packing.batch_sizes, state), None),
     }
 
@@ -99,7 +107,9 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     sentences, source = read_sentences(BATCH_SIZE)
     warm_sentences, _ = read_sentences(N_WARM_SENTENCES, skip=BATCH_SIZE)
-    print(f"torch {torch.__version__}, {args.threads} threads; {len(sentences)} sentences from {source}; median of {args.repeats}")
+    print(
+        f"torch {torch.__version__}, {args.threads} threads; {len(sentences)} sentences from {source}; median of {args.repeats}"
+    )
     for size in args.sizes:
         model = make_model(size)
         chars = CharacterIds(model.config.max_characters_per_token)

@@ -8,6 +8,7 @@ that is absent) with each preset's .cfg (batch and negatives overridable); each 
 from the same weights and data. Also prints the model's FLOPs per token and the share of the
 measured matmul throughput reached. Prints figures only.
 """
+
 import argparse
 import gzip
 import itertools
@@ -60,7 +61,9 @@ def training_text(folder: Path, n_lines: int) -> Path:
             path.write_text("".join(itertools.islice(f, n_lines)), encoding="utf-8")
     else:
         words = "the of and to in a is that for it as was with be by on not he this are".split()
-        path.write_text("\n".join(" ".join(words[(i * 7 + j) % len(words)] for j in range(25)) + " ." for i in range(n_lines)))
+        path.write_text(
+            "\n".join(" ".join(words[(i * 7 + j) % len(words)] for j in range(25)) + " ." for i in range(n_lines))
+        )
     return path
 
 
@@ -81,7 +84,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--steps", type=int, default=5, help="timed steps per preset and path (after 2 warm-up steps)")
     parser.add_argument("--batch-size", type=int, default=128, help="rows per step (data.batch_size)")
-    parser.add_argument("--lines", type=int, default=8000, help="lines of training text (the vocabulary comes from them)")
+    parser.add_argument(
+        "--lines", type=int, default=8000, help="lines of training text (the vocabulary comes from them)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     if "fast bf16" in args.paths and bf16_matmuls("auto", torch.device("cpu")) is None:
@@ -92,7 +97,9 @@ def main() -> None:
         f"threads: {args.threads}  load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}  "
         f"matmul 1024^3: fp32 {fp32 / 1e9:.1f}, bf16 {bf16 / 1e9:.1f} GFLOP/s  text: {'news.train' if NEWS.exists() else 'generated'}"
     )
-    print(f"{'preset':>8} {'rows x unroll':>13} {'negatives':>9} {'path':>10} {'tokens/s':>9} {'vs exact':>8} {'exact-path GFLOP/s':>18}  forward MFLOP/token by part")
+    print(
+        f"{'preset':>8} {'rows x unroll':>13} {'negatives':>9} {'path':>10} {'tokens/s':>9} {'vs exact':>8} {'exact-path GFLOP/s':>18}  forward MFLOP/token by part"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         text = training_text(Path(tmp), args.lines)
         for name in args.presets:

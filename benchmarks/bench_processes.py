@@ -7,6 +7,7 @@ The texts are CoNLL-2003 eng.train sentences (generated text where the data is a
 Doc each, run cold (the feature cache off) so that every call computes its vectors. Each
 setting runs once per round, rounds interleaved; the median is printed with the load average.
 """
+
 import argparse
 import os
 import statistics

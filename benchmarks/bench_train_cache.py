@@ -6,6 +6,7 @@ Trains project/configs/ner_elmo.cfg in-process on the first CoNLL-2003 sentences
 runs the biLM on every sentence; epoch 2 serves them from the cache (cache_mb > 0).
 Default model: the tiny fixture; --preset gives a fresh model of a published size.
 """
+
 import argparse
 import importlib.util
 import time
@@ -38,7 +39,9 @@ def main() -> None:
     sentences = list(convert.read_conll2003(DATA / "ner" / "conll2003" / "eng.train", limit=args.sentences))
     n_words = sum(len(words) for words, _ in sentences)
     model = f"preset {args.preset}" if args.preset else "fixture (projection 16)"
-    print(f"{len(sentences)} sentences, {n_words} words, batch {args.batch_size}, biLM: {model}, torch threads {args.threads}")
+    print(
+        f"{len(sentences)} sentences, {n_words} words, batch {args.batch_size}, biLM: {model}, torch threads {args.threads}"
+    )
     _warm_up(args.preset)
     for cache_mb in (0, 512):
         nlp = _pipeline(args.preset, cache_mb)

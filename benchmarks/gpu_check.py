@@ -14,6 +14,7 @@ outputs checked against the CPU's, written to one JSON file (a few minutes on a 
   and through the exact path.
 Prints figures only; nothing is asserted.
 """
+
 import argparse
 import json
 import os
@@ -28,11 +29,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_pretrain import REPO, training_text  # noqa: E402
+from confection import Config  # noqa: E402
 
 from spacy_elmo.chars import CharacterIds  # noqa: E402
 from spacy_elmo.model import BiLM, FastBiLM, preset  # noqa: E402
-from confection import Config  # noqa: E402
-
 from spacy_elmo.pretrain.config import resolve_settings  # noqa: E402
 from spacy_elmo.pretrain.distributed import Processes  # noqa: E402
 from spacy_elmo.pretrain.train import Trainer  # noqa: E402
@@ -56,14 +56,22 @@ def sentences(n: int, seed: int = 0) -> List[List[str]]:
             if len(found) == n:
                 return found
     generator = torch.Generator().manual_seed(seed)
-    return [[WORDS[int(i)] for i in torch.randint(len(WORDS), (int(torch.randint(15, 31, (1,), generator=generator)),), generator=generator)] for _ in range(n)]
+    return [
+        [
+            WORDS[int(i)]
+            for i in torch.randint(
+                len(WORDS), (int(torch.randint(15, 31, (1,), generator=generator)),), generator=generator
+            )
+        ]
+        for _ in range(n)
+    ]
 
 
 def settings_for(preset_name: str, overrides: Dict[str, object]):
     """The preset's project config with ``overrides``, reading the text as one sentence per line
     split on whitespace: spaCy's tokenizer is not needed on the GPU machine."""
     config = Config().from_disk(REPO / "project" / "configs" / f"pretrain_{preset_name}.cfg", overrides=overrides)
-    config["tokenizer"] = {"@misc": "spacy_elmo.WhitespaceSentences.v1"}
+    config["tokenizer"] = {"@misc": "spacy-elmo.WhitespaceSentences.v1"}
     return resolve_settings(config)
 
 
@@ -96,7 +104,10 @@ def parity(infer_preset: str, parity_preset: str, device: torch.device, lines: i
         reference = cpu_model(ids).layers
         exact = device_model(ids.to(device)).layers.cpu()
         fast = FastBiLM(device_model)(ids.to(device)).layers.cpu()
-    figures = {"exact_max_abs_diff": float((exact - reference).abs().max()), "fast_max_abs_diff": float((fast - reference).abs().max())}
+    figures = {
+        "exact_max_abs_diff": float((exact - reference).abs().max()),
+        "fast_max_abs_diff": float((fast - reference).abs().max()),
+    }
     with tempfile.TemporaryDirectory() as tmp:
         text = training_text(Path(tmp), lines)
         losses = {}
@@ -116,7 +127,9 @@ def parity(infer_preset: str, parity_preset: str, device: torch.device, lines: i
     return figures
 
 
-def pretraining(presets: List[str], device: torch.device, steps: int, batch_size: int, lines: int) -> Dict[str, Dict[str, float]]:
+def pretraining(
+    presets: List[str], device: torch.device, steps: int, batch_size: int, lines: int
+) -> Dict[str, Dict[str, float]]:
     out: Dict[str, Dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         text = training_text(Path(tmp), lines)
@@ -156,7 +169,10 @@ def inference(name: str, device: torch.device, batch_sizes: List[int], repeats: 
                 return n_tokens
 
             out[str(batch_size)][label] = rate(run, device, repeats)
-            print(f"inference {name} batch {batch_size:>4} {label:>9}: {out[str(batch_size)][label]:,.0f} tokens/s", flush=True)
+            print(
+                f"inference {name} batch {batch_size:>4} {label:>9}: {out[str(batch_size)][label]:,.0f} tokens/s",
+                flush=True,
+            )
     return out
 
 
@@ -171,22 +187,30 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=128, help="pretraining rows per step")
     parser.add_argument("--steps", type=int, default=5, help="timed pretraining steps per preset and precision")
     parser.add_argument("--repeats", type=int, default=3, help="timed inference calls per setting")
-    parser.add_argument("--lines", type=int, default=8000, help="lines of training text (the vocabulary comes from them)")
+    parser.add_argument(
+        "--lines", type=int, default=8000, help="lines of training text (the vocabulary comes from them)"
+    )
     args = parser.parse_args()
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise SystemExit("No CUDA GPU visible to torch; run with --device cpu for a dry run.")
     started = time.perf_counter()
     report = {
-        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or platform.machine(),
+        "device": torch.cuda.get_device_name(device)
+        if device.type == "cuda"
+        else platform.processor() or platform.machine(),
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
         "parity": parity(args.infer_preset, args.parity_preset, device, args.lines),
     }
     print(f"parity: {json.dumps(report['parity'])}", flush=True)
-    report["pretraining_tokens_per_second"] = pretraining(args.train_presets, device, args.steps, args.batch_size, args.lines)
-    report["inference_tokens_per_second"] = {args.infer_preset: inference(args.infer_preset, device, args.batch_sizes, args.repeats)}
+    report["pretraining_tokens_per_second"] = pretraining(
+        args.train_presets, device, args.steps, args.batch_size, args.lines
+    )
+    report["inference_tokens_per_second"] = {
+        args.infer_preset: inference(args.infer_preset, device, args.batch_sizes, args.repeats)
+    }
     report["seconds"] = round(time.perf_counter() - started, 1)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {args.out} ({report['seconds']} s)")

@@ -1,4 +1,5 @@
 """Atomic writes: a reader never sees half a file, and what lands has the usual permissions."""
+
 import os
 import tempfile
 from pathlib import Path

@@ -6,6 +6,7 @@ means "no token" (a padded position in a batch). The sentence boundaries ``<S>``
 use the reserved byte values 256 and 257, so a literal token "<S>" in the text is ordinary
 characters and never a boundary.
 """
+
 from typing import Dict, List, Sequence
 
 import numpy
@@ -23,9 +24,7 @@ class CharacterIds:
 
     def __init__(self, max_chars: int = MAX_CHARACTERS_PER_TOKEN, cache_size: int = 100_000):
         if max_chars < 3:
-            raise ValueError(
-                f"max_characters_per_token must be at least 3 (begin, one byte, end); got {max_chars}."
-            )
+            raise ValueError(f"max_characters_per_token must be at least 3 (begin, one byte, end); got {max_chars}.")
         self.max_chars = max_chars
         self.cache_size = cache_size
         self._cache: Dict[str, numpy.ndarray] = {}
@@ -69,9 +68,7 @@ class CharacterIds:
         """A (batch, longest, max_chars) array, padded with 0 (no <S>/</S>)."""
         for i, sent in enumerate(sentences):
             if isinstance(sent, str):
-                raise TypeError(
-                    f"Sentence {i} is a string; expected a sequence of token strings, e.g. text.split()."
-                )
+                raise TypeError(f"Sentence {i} is a string; expected a sequence of token strings, e.g. text.split().")
         longest = max((len(s) for s in sentences), default=0)
         out = numpy.zeros((len(sentences), longest, self.max_chars), dtype=numpy.int64)
         for i, sent in enumerate(sentences):

@@ -1,4 +1,5 @@
 """`--gpu-id N` as spaCy's commands take it: -1 is the CPU, N >= 0 the CUDA device N."""
+
 import torch
 
 

@@ -11,6 +11,7 @@ Input is streamed: sentences are read a chunk at a time and run in batches of at
 ``max_batch_tokens`` padded tokens, so memory holds one chunk's words, one batch's vectors
 and the sentence_to_index map (the input's text), whatever the input's size.
 """
+
 import json
 import sys
 import time
@@ -99,7 +100,9 @@ def docbin_sentences(path: Path, lang: str = "en") -> Iterator[Sentence]:
     try:
         docs = DocBin().from_disk(path)
     except Exception as err:  # srsly/msgpack/zlib raise many kinds
-        raise EmbedError(f"{path} is not a spaCy DocBin ({type(err).__name__}: {err}); write one with DocBin.to_disk.") from None
+        raise EmbedError(
+            f"{path} is not a spaCy DocBin ({type(err).__name__}: {err}); write one with DocBin.to_disk."
+        ) from None
     for doc in docs.get_docs(spacy.blank(lang).vocab):
         spans = doc.sents if doc.has_annotation("SENT_START") else [doc[:]]
         for span in spans:
@@ -108,7 +111,7 @@ def docbin_sentences(path: Path, lang: str = "en") -> Iterator[Sentence]:
 
 
 def layer_features(
-    bilm: FastBiLM, sentences: Iterable[Sequence[str]], *, max_batch_tokens: int = 4096, chunk_tokens: int = 0
+    fast_bilm: FastBiLM, sentences: Iterable[Sequence[str]], *, max_batch_tokens: int = 4096, chunk_tokens: int = 0
 ) -> Iterator[Tuple[int, numpy.ndarray]]:
     """(index, (n_layers, len(words), dim) float32 array) of each tokenised sentence, each
     its own biLM sequence in <S> .. </S>, in the order computed. Sentences are read about
@@ -118,7 +121,7 @@ def layer_features(
     if max_batch_tokens < 1:
         raise ValueError(f"max_batch_tokens must be at least 1, got {max_batch_tokens}.")
     chunk_tokens = chunk_tokens or 8 * max_batch_tokens
-    config = bilm.config
+    config = fast_bilm.config
     iterator = enumerate(sentences)
     while True:
         chunk: List[Tuple[int, Sequence[str]]] = []
@@ -134,7 +137,7 @@ def layer_features(
         if not chunk:
             return
         for batch in batch_by_tokens([len(words) for _, words in chunk], max_batch_tokens):
-            layers = bilm.forward_tokens([chunk[k][1] for k in batch]).layers.float().cpu().numpy()
+            layers = fast_bilm.forward_tokens([chunk[k][1] for k in batch]).layers.float().cpu().numpy()
             for b, k in enumerate(batch):
                 index, words = chunk[k]
                 yield index, numpy.ascontiguousarray(layers[:, b, : len(words)])
@@ -150,7 +153,9 @@ def check_mix(weights: Optional[Sequence[float]], n_layers: int) -> None:
         )
 
 
-def select_output(layers: numpy.ndarray, output: str, weights: Optional[Sequence[float]] = None, gamma: float = 1.0) -> numpy.ndarray:
+def select_output(
+    layers: numpy.ndarray, output: str, weights: Optional[Sequence[float]] = None, gamma: float = 1.0
+) -> numpy.ndarray:
     """The array written for one sentence's (n_layers, n_tokens, dim) layers."""
     if output == "all":
         return layers
@@ -210,7 +215,10 @@ def embed(
                 pending[index] = sentence
                 yield sentence.words
 
-        with h5py.File(tmp, "w") as f, tqdm(unit=" sentences", file=sys.stderr, disable=not progress, dynamic_ncols=True) as bar:
+        with (
+            h5py.File(tmp, "w") as f,
+            tqdm(unit=" sentences", file=sys.stderr, disable=not progress, dynamic_ncols=True) as bar,
+        ):
             for index, layers in layer_features(fast, words(), max_batch_tokens=max_batch_tokens):
                 sentence = pending.pop(index)
                 if sentence.spaces is not None and any(sentence.spaces):
@@ -224,7 +232,9 @@ def embed(
                 summary.n_tokens += len(sentence.tokens)
                 bar.update(1)
                 if summary.n_sentences % 64 == 1:
-                    bar.set_postfix_str(f"{summary.n_tokens / max(time.perf_counter() - start, 1e-9):,.0f} tokens/s", refresh=False)
+                    bar.set_postfix_str(
+                        f"{summary.n_tokens / max(time.perf_counter() - start, 1e-9):,.0f} tokens/s", refresh=False
+                    )
             if not forget_sentences:
                 in_order = sorted(sentence_to_index.items(), key=lambda item: item[1])
                 text = json.dumps({sentence: str(index) for sentence, index in in_order})
@@ -233,4 +243,3 @@ def embed(
 
     atomic_write(Path(output_path), write)
     return summary
-

@@ -1,5 +1,6 @@
 """A complete `spacy train` config with the elmo component and one ELMo listener per task
 component, built from the templates in spacy_elmo/configs and filled in by spaCy."""
+
 import copy
 from importlib import resources
 from pathlib import Path

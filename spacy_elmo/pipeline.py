@@ -6,6 +6,7 @@ Doc.to_bytes keeps them, and a DocBin keeps them only with store_user_data=True 
 default DocBin drops them; rerun the pipeline instead). token._.elmo and span._.elmo are
 getters over doc._.elmo and are never stored.
 """
+
 from itertools import islice
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
@@ -184,7 +185,9 @@ class Elmo(TrainablePipe):
         for doc, output in zip(docs, outputs):
             layers = self.model.ops.to_numpy(output.layers).astype("float32", copy=False)
             doc_layers = DocLayers(layers, self.model.ops.to_numpy(output.segments))
-            vectors = mix_layers(numpy, doc_layers, self._layer_weights(layers.shape[0]), self.cfg["gamma"], self.cfg["layer_norm"])
+            vectors = mix_layers(
+                numpy, doc_layers, self._layer_weights(layers.shape[0]), self.cfg["gamma"], self.cfg["layer_norm"]
+            )
             doc._.elmo_sequences = sequence_ranges(doc, max_length)
             doc._.elmo = vectors.astype("float32", copy=False)
             doc._.elmo_layers = layers if self.cfg["store_layers"] else None

@@ -11,6 +11,7 @@ ceiling follows the user's torch.set_num_threads).
 ``SPACY_ELMO_THREADS=fixed`` in the environment turns it off (torch's threads stay as set).
 Where /proc/stat is absent (not Linux) the governor does nothing.
 """
+
 import os
 import time
 from pathlib import Path
@@ -53,7 +54,11 @@ class ThreadGovernor:
         cpus: Optional[Sequence[int]] = None,
         enabled: bool = True,
     ) -> None:
-        self.cpus = sorted(os.sched_getaffinity(0)) if cpus is None and hasattr(os, "sched_getaffinity") else list(cpus or range(os.cpu_count() or 1))
+        self.cpus = (
+            sorted(os.sched_getaffinity(0))
+            if cpus is None and hasattr(os, "sched_getaffinity")
+            else list(cpus or range(os.cpu_count() or 1))
+        )
         self.max_threads = max(1, min(max_threads or torch.get_num_threads(), len(self.cpus)))
         self.interval = interval
         self.enabled = enabled and os.environ.get(POLICY_VARIABLE, "auto") != "fixed"

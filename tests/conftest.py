@@ -1,6 +1,7 @@
 """Shared test fixtures: paths into ../shared/data, skipping when it is absent; a small
 random biLM folder; a derandomized hypothesis profile; torch's thread count fixed (no thread
 governor) and restored after each test."""
+
 import os
 from pathlib import Path
 
@@ -55,7 +56,9 @@ def tiny_bilm_dir(tmp_path_factory) -> Path:
     from spacy_elmo import BiLM, BiLMConfig, save_bilm
 
     torch.manual_seed(0)
-    config = BiLMConfig(char_embedding_dim=4, filters=[(1, 8), (2, 8), (3, 16)], n_highway=1, lstm_dim=32, projection_dim=16)
+    config = BiLMConfig(
+        char_embedding_dim=4, filters=[(1, 8), (2, 8), (3, 16)], n_highway=1, lstm_dim=32, projection_dim=16
+    )
     path = tmp_path_factory.mktemp("tiny_bilm")
     save_bilm(BiLM(config), path / "options.json", path / "weights.hdf5")
     return path

@@ -1,4 +1,5 @@
 """Import a script of project/scripts as a module, for the tests that check it or read data with it."""
+
 import importlib.util
 import sys
 from pathlib import Path

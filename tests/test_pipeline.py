@@ -1,5 +1,6 @@
 """The `elmo` component: the user contract, Doc/Token/Span extensions, sentences, edge-case
 Docs, memory on a 100k-token Doc, DocBin/pickle and disk round trips."""
+
 import pickle
 import shutil
 import subprocess
@@ -57,7 +58,9 @@ def test_own_mix_weights_gamma_and_layer_norm(fixture_dir, nlp):
     top = _nlp(fixture_dir, layer_weights=[0.0, 0.0, 1.0], gamma=2.0)(text)
     numpy.testing.assert_allclose(top._.elmo, 2.0 * layers[2], atol=1e-6)
     normed = _nlp(fixture_dir, layer_norm=True)(text)._.elmo
-    expected = ((layers - layers.mean(axis=(1, 2), keepdims=True)) / layers.std(axis=(1, 2), keepdims=True)).mean(axis=0)
+    expected = ((layers - layers.mean(axis=(1, 2), keepdims=True)) / layers.std(axis=(1, 2), keepdims=True)).mean(
+        axis=0
+    )
     numpy.testing.assert_allclose(normed, expected, atol=1e-4)
     with pytest.raises(ValueError, match="give one weight per layer"):
         _nlp(fixture_dir, layer_weights=[1.0])("a b")
@@ -157,7 +160,9 @@ def test_missing_model_settings_name_the_fix(monkeypatch):
     monkeypatch.setattr("spacy_elmo.formats.packages.entry_points", lambda group: [])  # no biLM package installed
     nlp = spacy.blank("en")
     nlp.add_pipe("elmo")
-    with pytest.raises(ValueError, match="not installed. Give one as model.bilm .* or as model.options_file \\+ model.weight_file"):
+    with pytest.raises(
+        ValueError, match="not installed. Give one as model.bilm .* or as model.options_file \\+ model.weight_file"
+    ):
         nlp.initialize()
 
 

@@ -1,5 +1,6 @@
 """The elmo component in `nlp.pipe(n_process=2)`: the same vectors as in one process, each
 worker with its own fast path on one torch thread, under fork and spawn; pickling."""
+
 import os
 import pickle
 import subprocess
@@ -26,7 +27,11 @@ def record_process(doc):
 def pipeline(bilm_dir):
     nlp = spacy.blank("en")
     # No feature cache: forked workers inherit the parent's, and would not run the biLM.
-    model = {"options_file": str(bilm_dir / "options.json"), "weight_file": str(bilm_dir / "weights.hdf5"), "cache_mb": 0}
+    model = {
+        "options_file": str(bilm_dir / "options.json"),
+        "weight_file": str(bilm_dir / "weights.hdf5"),
+        "cache_mb": 0,
+    }
     nlp.add_pipe("elmo", config={"model": model})
     nlp.add_pipe("test_record_process")
     nlp.initialize()
@@ -96,7 +101,14 @@ def test_spawned_workers_unpickle_the_component(tiny_bilm_dir, tmp_path):
     script.write_text(SPAWN_SCRIPT)
     # Without OMP_NUM_THREADS, spawned workers would start a torch thread per core.
     env = {**{k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}, "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, str(script), str(tiny_bilm_dir)], capture_output=True, text=True, timeout=1800, env=env, cwd=REPO)
+    result = subprocess.run(
+        [sys.executable, str(script), str(tiny_bilm_dir)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+        cwd=REPO,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     diff, n_workers, threads = result.stdout.split(maxsplit=2)
     assert float(diff) <= 1e-6 and int(n_workers) == 2

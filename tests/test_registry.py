@@ -1,4 +1,5 @@
 """Entry points: the factory and architectures resolve by name, without importing spacy_elmo."""
+
 import subprocess
 import sys
 from importlib.metadata import entry_points
@@ -7,12 +8,43 @@ import pytest
 import spacy
 from thinc.api import Config
 
-ARCHITECTURES = ["spacy-elmo.ElmoBiLM.v1", "spacy-elmo.ElmoListener.v1", "spacy-elmo.ElmoEmbed.v1", "spacy-elmo.ElmoTok2Vec.v1"]
+ARCHITECTURES = [
+    "spacy-elmo.ElmoBiLM.v1",
+    "spacy-elmo.ElmoListener.v1",
+    "spacy-elmo.ElmoEmbed.v1",
+    "spacy-elmo.ElmoTok2Vec.v1",
+]
+MISC = ["spacy-elmo.BiLMConfig.v1", "spacy-elmo.Adagrad.v1", "spacy-elmo.Adam.v1", "spacy-elmo.SpacySentences.v1", "spacy-elmo.WhitespaceSentences.v1"]  # fmt: skip
 
 
 def test_entry_points_are_installed():
     assert "elmo" in {ep.name for ep in entry_points(group="spacy_factories")}
     assert set(ARCHITECTURES) <= {ep.name for ep in entry_points(group="spacy_architectures")}
+    assert set(MISC) <= {ep.name for ep in entry_points(group="spacy_misc")}
+
+
+def test_every_registered_name_has_the_prefix_and_a_version():
+    import spacy_elmo.pretrain  # noqa: F401  (registers the pretraining names)
+
+    ours = {
+        (kind, name)
+        for kind in ("architectures", "misc", "layers")
+        for name in getattr(spacy.registry, kind).get_all()
+        if "elmo" in name.lower()
+    }
+    first_spelling = {name for _, name in ours if name.startswith("spacy_elmo.")}
+    current = {name for _, name in ours} - first_spelling
+    assert current == set(ARCHITECTURES) | set(MISC)
+    assert first_spelling == {name.replace("spacy-elmo.", "spacy_elmo.") for name in MISC}
+    assert all(name.startswith("spacy-elmo.") and name.rsplit(".", 1)[-1].startswith("v") for name in current)
+
+
+def test_the_first_spelling_of_the_pretraining_names_still_resolves():
+    import spacy_elmo.pretrain  # noqa: F401
+
+    for name in MISC:
+        old = name.replace("spacy-elmo.", "spacy_elmo.")
+        assert spacy.registry.misc.get(old) is spacy.registry.misc.get(name)
 
 
 def test_factory_and_architectures_load_in_a_fresh_interpreter():
@@ -20,11 +52,23 @@ def test_factory_and_architectures_load_in_a_fresh_interpreter():
         "import spacy, sys\n"
         f"names = {ARCHITECTURES!r}\n"
         "funcs = [spacy.registry.architectures.get(n).__name__ for n in names]\n"
+        f"funcs += [spacy.registry.misc.get(n).__name__ for n in {MISC!r}]\n"
         "print(' '.join(funcs), spacy.blank('en').has_factory('elmo'))\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=1800)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["ElmoBiLM", "ElmoListenerV1", "ElmoEmbed", "ElmoTok2Vec", "True"]
+    assert result.stdout.split() == [
+        "ElmoBiLM",
+        "ElmoListenerV1",
+        "ElmoEmbed",
+        "ElmoTok2Vec",
+        "bilm_config",
+        "adagrad",
+        "adam",
+        "spacy_sentences",
+        "whitespace_sentences",
+        "True",
+    ]
 
 
 def test_architectures_build_from_config():
@@ -63,7 +107,20 @@ def test_architectures_build_from_config():
 
 def test_listener_without_an_upstream_names_the_fix():
     nlp = spacy.blank("en")
-    nlp.add_pipe("textcat", config={"model": {"@architectures": "spacy.TextCatReduce.v1", "exclusive_classes": True, "use_reduce_first": False, "use_reduce_last": False, "use_reduce_max": False, "use_reduce_mean": True, "tok2vec": {"@architectures": "spacy-elmo.ElmoListener.v1"}}})
+    nlp.add_pipe(
+        "textcat",
+        config={
+            "model": {
+                "@architectures": "spacy.TextCatReduce.v1",
+                "exclusive_classes": True,
+                "use_reduce_first": False,
+                "use_reduce_last": False,
+                "use_reduce_max": False,
+                "use_reduce_mean": True,
+                "tok2vec": {"@architectures": "spacy-elmo.ElmoListener.v1"},
+            }
+        },
+    )
     nlp.get_pipe("textcat").add_label("A")
     nlp.get_pipe("textcat").add_label("B")
     with pytest.raises(ValueError, match="Put the 'elmo' component before"):

@@ -1,4 +1,5 @@
 """`spacy package` builds an installable package of a pipeline with the elmo component."""
+
 import subprocess
 import sys
 
@@ -10,7 +11,15 @@ TEXT = "The packaged pipeline carries its own biLM weights."
 
 def test_spacy_package_builds_an_installable_package(fixture_dir, tmp_path):
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"options_file": str(fixture_dir / "options.json"), "weight_file": str(fixture_dir / "lm_weights.hdf5")}})
+    nlp.add_pipe(
+        "elmo",
+        config={
+            "model": {
+                "options_file": str(fixture_dir / "options.json"),
+                "weight_file": str(fixture_dir / "lm_weights.hdf5"),
+            }
+        },
+    )
     nlp.initialize()
     numpy.save(tmp_path / "expected.npy", nlp(TEXT)._.elmo_layers)
     nlp.to_disk(tmp_path / "pipeline")
@@ -20,7 +29,18 @@ def test_spacy_package_builds_an_installable_package(fixture_dir, tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     (sdist,) = (tmp_path / "packages").glob("*/dist/*.tar.gz")
     # Offline install: no build isolation (setuptools from this environment), no dependencies.
-    install = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", str(tmp_path / "site"), str(sdist)]
+    install = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--no-deps",
+        "--no-build-isolation",
+        "--target",
+        str(tmp_path / "site"),
+        str(sdist),
+    ]
     result = subprocess.run(install, capture_output=True, text=True, timeout=1800)
     assert result.returncode == 0, result.stderr[-3000:]
     check = (
@@ -28,7 +48,12 @@ def test_spacy_package_builds_an_installable_package(fixture_dir, tmp_path):
         f"doc = en_elmo_test.load()({TEXT!r})\n"
         "numpy.testing.assert_array_equal(doc._.elmo_layers, numpy.load(sys.argv[2])); print('ok', en_elmo_test.__file__)\n"
     )
-    result = subprocess.run([sys.executable, "-c", check, str(tmp_path / "site"), str(tmp_path / "expected.npy")], capture_output=True, text=True, timeout=1800)
+    result = subprocess.run(
+        [sys.executable, "-c", check, str(tmp_path / "site"), str(tmp_path / "expected.npy")],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.startswith("ok") and str(tmp_path / "site") in result.stdout
     meta = (tmp_path / "packages" / "en_elmo_test-0.0.1" / "meta.json").read_text()

@@ -1,5 +1,6 @@
 """Training: `spacy train` with the NER config, per-task mixes, the frozen biLM and its
 feature cache, fine-tuning with grad_factor > 0, and nlp.replace_listeners."""
+
 import os
 import subprocess
 import sys
@@ -10,11 +11,11 @@ import pytest
 import spacy
 import spacy.ty
 import torch
-from spacy.training import Example
-from thinc.api import fix_random_seed
-from spacy.util import minibatch
-
 from project_scripts import load_script
+from spacy.training import Example
+from spacy.util import minibatch
+from thinc.api import fix_random_seed
+
 from spacy_elmo.layers import find_mixes, get_bilm, get_feature_cache, learned_mix
 
 REPO = Path(__file__).parents[1]
@@ -22,7 +23,14 @@ REPO = Path(__file__).parents[1]
 
 def test_iob1_conversion():
     convert = load_script("convert_conll")
-    assert convert.iob1_to_iob2(["I-PER", "I-PER", "O", "I-LOC", "B-LOC", "I-ORG"]) == ["B-PER", "I-PER", "O", "B-LOC", "B-LOC", "B-ORG"]
+    assert convert.iob1_to_iob2(["I-PER", "I-PER", "O", "I-LOC", "B-LOC", "I-ORG"]) == [
+        "B-PER",
+        "I-PER",
+        "O",
+        "B-LOC",
+        "B-LOC",
+        "B-ORG",
+    ]
 
 
 def test_spacy_train_with_the_ner_config(fixture_dir, conll_dir, tmp_path):
@@ -57,7 +65,11 @@ def _examples(nlp, conll_dir, n):
     for words, tags in convert.read_conll2003(conll_dir / "eng.train", limit=n):
         doc = spacy.tokens.Doc(nlp.vocab, words=words)
         has_person = any(tag.endswith("PER") for tag in tags)
-        examples.append(Example.from_dict(doc, {"entities": tags, "cats": {"PER": float(has_person), "NONE": float(not has_person)}}))
+        examples.append(
+            Example.from_dict(
+                doc, {"entities": tags, "cats": {"PER": float(has_person), "NONE": float(not has_person)}}
+            )
+        )
     return examples
 
 
@@ -67,7 +79,15 @@ def _listener(grad_factor=0.0, **settings):
 
 def _shared_nlp(fixture_dir, ner_grad_factor=0.0, textcat=True):
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"options_file": str(fixture_dir / "options.json"), "weight_file": str(fixture_dir / "lm_weights.hdf5")}})
+    nlp.add_pipe(
+        "elmo",
+        config={
+            "model": {
+                "options_file": str(fixture_dir / "options.json"),
+                "weight_file": str(fixture_dir / "lm_weights.hdf5"),
+            }
+        },
+    )
     ner_model = {
         "@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "extra_state_tokens": False,
         "hidden_width": 32, "maxout_pieces": 2, "use_upper": True, "nO": None, "tok2vec": _listener(ner_grad_factor),
@@ -163,7 +183,12 @@ def test_replace_listeners(fixture_dir, conll_dir, tmp_path, nested):
             "elmo": _listener(layer_norm=True),
             "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 32, "depth": 1, "window_size": 1, "maxout_pieces": 2},
         }  # fmt: skip
-        nlp.add_pipe("ner", config={"model": {"@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "tok2vec": tok2vec}})
+        nlp.add_pipe(
+            "ner",
+            config={
+                "model": {"@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "tok2vec": tok2vec}
+            },
+        )
         path = "model.tok2vec.elmo"
     examples = _examples(nlp, conll_dir, 16)
     _train(nlp, examples, epochs=1)
@@ -182,7 +207,9 @@ def test_replace_listeners(fixture_dir, conll_dir, tmp_path, nested):
     nlp.to_disk(tmp_path / "replaced")
     loaded = spacy.load(tmp_path / "replaced")
     assert loaded.pipe_names == ["ner"]
-    numpy.testing.assert_allclose(loaded.get_pipe("ner").model.get_ref("tok2vec").predict([loaded(text)])[0], vectors, atol=1e-5)
+    numpy.testing.assert_allclose(
+        loaded.get_pipe("ner").model.get_ref("tok2vec").predict([loaded(text)])[0], vectors, atol=1e-5
+    )
 
 
 def test_textcat_config_trains_in_process(fixture_dir, conll_dir, tmp_path):

@@ -1,4 +1,5 @@
 """The thread governor: torch's threads follow the cores other processes leave free."""
+
 import os
 
 import torch
@@ -68,7 +69,9 @@ def test_fixed_policy_and_disabled_governor_leave_torch_alone(monkeypatch):
 def test_busy_seconds_are_read_for_the_given_cpus(tmp_path):
     stat = tmp_path / "stat"
     # user nice system idle iowait irq softirq steal: cpu0 busy 100+0+50+0+10+5+0 ticks, cpu1 busy 30
-    stat.write_text("cpu  130 0 50 900 20 10 5 0 0 0\ncpu0 100 0 50 400 10 10 5 0 0 0\ncpu1 30 0 0 500 10 0 0 0 0 0\nintr 1\n")
+    stat.write_text(
+        "cpu  130 0 50 900 20 10 5 0 0 0\ncpu0 100 0 50 400 10 10 5 0 0 0\ncpu1 30 0 0 500 10 0 0 0 0 0\nintr 1\n"
+    )
 
     tick = os.sysconf("SC_CLK_TCK")
     assert read_busy_seconds([0], stat) == (100 + 50 + 10 + 5) / tick
@@ -84,4 +87,6 @@ def test_the_users_own_thread_setting_becomes_the_ceiling(monkeypatch):
     governor.update()
     torch.set_num_threads(1)  # the user's choice after the governor was made
     machine.run(2.0, others=0.0, own=1.0)
-    assert governor.update() == 1 and torch.get_num_threads() == 1, "an idle machine does not raise it past the user's 1"
+    assert governor.update() == 1 and torch.get_num_threads() == 1, (
+        "an idle machine does not raise it past the user's 1"
+    )

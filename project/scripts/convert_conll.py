@@ -4,6 +4,7 @@
 
 One Doc per sentence; -DOCSTART- lines are skipped.
 """
+
 from pathlib import Path
 from typing import Iterator, List, Optional, Tuple
 

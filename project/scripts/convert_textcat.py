@@ -1,9 +1,10 @@
 """Convert SST (PTB trees) and TREC ("LABEL text") into spaCy DocBins for textcat.
 
-    python project/scripts/convert_textcat.py sst5 DATA_DIR/textcat/sst/trees/train.txt OUT.spacy
-    python project/scripts/convert_textcat.py sst2 DATA_DIR/textcat/sst/trees/train.txt OUT.spacy
-    python project/scripts/convert_textcat.py trec DATA_DIR/textcat/trec/TREC.train.all OUT.spacy [--limit N]
+python project/scripts/convert_textcat.py sst5 DATA_DIR/textcat/sst/trees/train.txt OUT.spacy
+python project/scripts/convert_textcat.py sst2 DATA_DIR/textcat/sst/trees/train.txt OUT.spacy
+python project/scripts/convert_textcat.py trec DATA_DIR/textcat/trec/TREC.train.all OUT.spacy [--limit N]
 """
+
 import re
 from pathlib import Path
 from typing import Iterator, List, Optional, Tuple

@@ -8,6 +8,7 @@ perplexity falling. Without one, it pretrains the `tiny` preset on DEMO_DATA/lm.
 for --steps updates and uses that run's model-best. Writes OUT_DIR/bilm.json: which biLM,
 its size, and the pretraining run's dev perplexity at each evaluation.
 """
+
 import json
 import shutil
 import subprocess
@@ -37,22 +38,35 @@ def pretrain(data: Path, out: Path, steps: int, batch_size: int, threads: int) -
         raise SystemExit(f"pretraining failed (exit {result.returncode}):\n{result.stderr[-3000:]}")
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text(encoding="utf-8").splitlines()]
     curve = [
-        {"step": r["step"], "tokens": r["tokens"], "dev_perplexity": round(r["dev_perplexity"]["mean"], 1), "seconds": round(r["elapsed_seconds"], 1)}
+        {
+            "step": r["step"],
+            "tokens": r["tokens"],
+            "dev_perplexity": round(r["dev_perplexity"]["mean"], 1),
+            "seconds": round(r["elapsed_seconds"], 1),
+        }
         for r in records
         if r.get("dev_perplexity")
     ]
     for point in curve:
-        typer.echo(f"  step {point['step']:>5}  {point['tokens']:>9,} tokens  dev perplexity {point['dev_perplexity']:>8.1f}")
+        typer.echo(
+            f"  step {point['step']:>5}  {point['tokens']:>9,} tokens  dev perplexity {point['dev_perplexity']:>8.1f}"
+        )
     return curve
 
 
 def main(
     data: Path = typer.Argument(..., exists=True, file_okay=False, help="The demo data folder (demo_data.py)."),
     out_dir: Path = typer.Argument(..., help="Where the demo's biLM goes (OUT_DIR/model-best)."),
-    committed: Path = typer.Option(REPO / "project" / "report" / "bilm", help="The study's biLM folder, used when present."),
+    committed: Path = typer.Option(
+        REPO / "project" / "report" / "bilm", help="The study's biLM folder, used when present."
+    ),
     steps: int = typer.Option(1000, help="Pretraining updates when there is no committed biLM."),
-    showcase_steps: int = typer.Option(400, help="Pretraining updates of the perplexity showcase next to a committed biLM."),
-    batch_size: int = typer.Option(32, help="Rows per update (32: four times the updates per token of 128, a lower perplexity in a short run)."),
+    showcase_steps: int = typer.Option(
+        400, help="Pretraining updates of the perplexity showcase next to a committed biLM."
+    ),
+    batch_size: int = typer.Option(
+        32, help="Rows per update (32: four times the updates per token of 128, a lower perplexity in a short run)."
+    ),
     threads: int = typer.Option(2),
 ) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)

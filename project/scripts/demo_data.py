@@ -6,6 +6,7 @@ OUT_DIR/ner.train.spacy, ner.dev.spacy (model selection) and ner.eval.spacy (the
 (sentences with an ambiguous word, labelled by sense from the cue words around it) and
 OUT_DIR/source.json, and prints which source it used.
 """
+
 import gzip
 import itertools
 import json
@@ -48,8 +49,14 @@ SENSE_CUES = {
                         "tragedy", "scene", "opera", "instrument", "tune", "flute", "organ", "harp", "sing", "sang", "broadway"},
 }  # fmt: skip
 SYNTHETIC_SENSES = {
-    "sport": ["{PER} will play for {ORG} against {ORG} in the cup final .", "The team will play {ORG} in {LOC} next season ."],
-    "stage and music": ["{PER} will play the piano at a concert in {LOC} .", "The band will play new songs on stage in {LOC} ."],
+    "sport": [
+        "{PER} will play for {ORG} against {ORG} in the cup final .",
+        "The team will play {ORG} in {LOC} next season .",
+    ],
+    "stage and music": [
+        "{PER} will play the piano at a concert in {LOC} .",
+        "The band will play new songs on stage in {LOC} .",
+    ],
 }
 
 
@@ -81,7 +88,9 @@ def _fill(template: str, rng: random.Random) -> List[str]:
 
 def synthetic_senses(n: int, seed: int) -> Dict[str, List[List[str]]]:
     rng = random.Random(seed)
-    return {sense: [_fill(rng.choice(templates), rng) for _ in range(n)] for sense, templates in SYNTHETIC_SENSES.items()}
+    return {
+        sense: [_fill(rng.choice(templates), rng) for _ in range(n)] for sense, templates in SYNTHETIC_SENSES.items()
+    }
 
 
 def labelled_senses(paragraphs: Iterable[str], per_sense: int, max_tokens: int = 50) -> Dict[str, List[List[str]]]:
@@ -120,9 +129,15 @@ def main(
     data_dir: Path = typer.Argument(..., help="The shared data folder (may be absent)."),
     out_dir: Path = typer.Argument(...),
     lm_lines: int = typer.Option(60000, help="Raw-text lines for pretraining (news and books, interleaved)."),
-    ner_sentences: int = typer.Option(250, help="NER training sentences, drawn at random from eng.train (few: where contextual features help most)."),
-    ner_dev_sentences: int = typer.Option(500, help="NER model-selection sentences (the start of CoNLL-2003 eng.testa)."),
-    ner_eval_sentences: int = typer.Option(2000, help="NER sentences the demo reports on (the next ones of eng.testa)."),
+    ner_sentences: int = typer.Option(
+        250, help="NER training sentences, drawn at random from eng.train (few: where contextual features help most)."
+    ),
+    ner_dev_sentences: int = typer.Option(
+        500, help="NER model-selection sentences (the start of CoNLL-2003 eng.testa)."
+    ),
+    ner_eval_sentences: int = typer.Option(
+        2000, help="NER sentences the demo reports on (the next ones of eng.testa)."
+    ),
     sense_sentences: int = typer.Option(60, help="Sentences per sense of the ambiguous word."),
     seed: int = 0,
 ) -> None:
@@ -142,7 +157,9 @@ def main(
         senses = labelled_senses(_interleaved(text_files, 10**9), sense_sentences)
     else:
         real = False
-        source = f"a synthetic sample ({data_dir} has no news/books text or CoNLL-2003): figures show the machinery only"
+        source = (
+            f"a synthetic sample ({data_dir} has no news/books text or CoNLL-2003): figures show the machinery only"
+        )
         sense_text = [" ".join(w) for v in synthetic_senses(lm_lines // 10, seed + 4).values() for w in v]
         train_text = [" ".join(w) for w, _ in synthetic_sentences(lm_lines, seed)] + sense_text
         random.Random(seed).shuffle(train_text)
@@ -158,7 +175,13 @@ def main(
     ner_dev.to_disk(out_dir / "ner.dev.spacy")
     ner_eval.to_disk(out_dir / "ner.eval.spacy")
     (out_dir / "senses.json").write_text(json.dumps({"word": WORD, "senses": senses}) + "\n", encoding="utf-8")
-    info = {"real_data": real, "source": source, "started_at": started, "ner_train_sentences": len(ner_train), "ner_eval_sentences": len(ner_eval)}
+    info = {
+        "real_data": real,
+        "source": source,
+        "started_at": started,
+        "ner_train_sentences": len(ner_train),
+        "ner_eval_sentences": len(ner_eval),
+    }
     (out_dir / "source.json").write_text(json.dumps(info) + "\n", encoding="utf-8")
     counts = ", ".join(f"{len(v)} {k}" for k, v in senses.items())
     typer.echo(f"demo data: {source} -> {out_dir} ({len(train_text)} text lines; '{WORD}': {counts})")

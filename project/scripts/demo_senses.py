@@ -10,6 +10,7 @@ layer and by layer 0 (the char CNN: the same vector for every occurrence of a wo
 neighbours are ties and its sense agreement is chance), and reports how often the neighbour
 has the same sense.
 """
+
 import json
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -67,7 +68,14 @@ def examples(vectors: numpy.ndarray, sentences: List[List[str]], labels: List[st
             continue
         shown.add(label)
         j = int(similarity[i].argmax())
-        out.append({"sense": label, "sentence": " ".join(sentences[i]), "neighbour_sense": labels[j], "neighbour": " ".join(sentences[j])})
+        out.append(
+            {
+                "sense": label,
+                "sentence": " ".join(sentences[i]),
+                "neighbour_sense": labels[j],
+                "neighbour": " ".join(sentences[j]),
+            }
+        )
     return out
 
 
@@ -100,7 +108,9 @@ def main(
     bilm_dir: Path = typer.Argument(..., exists=True, file_okay=False),
     sentences_json: Path = typer.Argument(..., exists=True, dir_okay=False),
     out_json: Path = typer.Argument(...),
-    plot_path: Optional[Path] = typer.Option(None, "--plot", help="PNG of the 2-D projection, layer 0 beside the top layer."),
+    plot_path: Optional[Path] = typer.Option(
+        None, "--plot", help="PNG of the 2-D projection, layer 0 beside the top layer."
+    ),
 ) -> None:
     data = json.loads(sentences_json.read_text(encoding="utf-8"))
     word = data["word"]
@@ -126,7 +136,7 @@ def main(
     agree = result["same_sense_neighbour"]
     typer.echo(
         f'"{word}": the nearest other occurrence has the same sense for {agree["elmo_top_layer"]:.0%} of occurrences by ELMo '
-        f'vector, {agree["char_cnn_layer_0"]:.0%} by the context-free char-CNN vector (chance {result["chance"]:.0%})'
+        f"vector, {agree['char_cnn_layer_0']:.0%} by the context-free char-CNN vector (chance {result['chance']:.0%})"
     )
 
 

@@ -3,11 +3,12 @@
     python project/scripts/pretokenize.py INPUT OUTPUT [--lang en]
 
 INPUT is anything `pretrain` reads (.txt, .txt.gz, .jsonl, a folder); the tokens come from the
-pretraining default `spacy_elmo.SpacySentences.v1` (spacy.blank(lang) + sentencizer), so a run
-with `[tokenizer] @misc = "spacy_elmo.WhitespaceSentences.v1"` on OUTPUT sees the same
+pretraining default `spacy-elmo.SpacySentences.v1` (spacy.blank(lang) + sentencizer), so a run
+with `[tokenizer] @misc = "spacy-elmo.WhitespaceSentences.v1"` on OUTPUT sees the same
 sentences and tokens without needing spaCy, e.g. on a GPU machine. A token holding whitespace
 other than a space (rare) has it removed, so that splitting the line gives the token back.
 """
+
 import argparse
 import sys
 from pathlib import Path

@@ -13,6 +13,7 @@ perplexity: for the committed biLM, the figures for NAME measured when it was pr
 its full softmax (COMMITTED/perplexity.json; the committed softmax keeps only the most frequent
 words); otherwise `python -m spacy_elmo perplexity MODEL_DIR TEXT` (a biLM pretrained here).
 """
+
 import json
 import shutil
 import subprocess
@@ -46,25 +47,42 @@ def use_or_pretrain(committed: str, out_dir: Path, pretrain_args: List[str]) -> 
         for name in (SOFTMAX, VOCAB):
             if (Path(committed) / name).is_file():
                 shutil.copyfile(Path(committed) / name, model_dir / name)
-        print(f"Using the committed biLM {committed} (copied to {model_dir}); pass an empty COMMITTED to pretrain instead.")
+        print(
+            f"Using the committed biLM {committed} (copied to {model_dir}); pass an empty COMMITTED to pretrain instead."
+        )
         return 0
     if not pretrain_args:
         print("No committed biLM and no pretraining config: pass -- CONFIG [options].", file=sys.stderr)
         return 2
-    return subprocess.call([sys.executable, "-m", "spacy_elmo", "pretrain", pretrain_args[0], str(out_dir), *pretrain_args[1:]])
+    return subprocess.call(
+        [sys.executable, "-m", "spacy_elmo", "pretrain", pretrain_args[0], str(out_dir), *pretrain_args[1:]]
+    )
 
 
 def perplexity(committed: str, model_dir: Path, text: str, name: str, output: Path, options: List[str]) -> int:
     measured = Path(committed) / COMMITTED_PERPLEXITY
     if committed_weights(committed) is None or not measured.is_file():
-        command = [sys.executable, "-m", "spacy_elmo", "perplexity", str(model_dir), text, "--output", str(output), *options]
+        command = [
+            sys.executable,
+            "-m",
+            "spacy_elmo",
+            "perplexity",
+            str(model_dir),
+            text,
+            "--output",
+            str(output),
+            *options,
+        ]
         return subprocess.call(command)
     figures = json.loads(measured.read_text(encoding="utf-8")).get(name)
     if figures is None:
         print(f"{measured} has no figures for {name!r}: no perplexity to report.", file=sys.stderr)
         return 1
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps({**figures, "model": committed, "text": text, "source": str(measured)}, indent=2) + "\n", encoding="utf-8")
+    output.write_text(
+        json.dumps({**figures, "model": committed, "text": text, "source": str(measured)}, indent=2) + "\n",
+        encoding="utf-8",
+    )
     print(f"{name}: the committed biLM's perplexity from {measured}: {figures}")
     return 0
 

@@ -8,6 +8,7 @@ For each layer (0 = char CNN, 1..L = LSTM layers) a softmax classifier is traine
 features of TRAIN_CONLL's tokens (POS column; NER entity type without B-/I-) and scored by
 token accuracy on EVAL_CONLL. --pipeline reads the learned ELMo mix of each trained pipeline.
 """
+
 import json
 import sys
 from pathlib import Path
@@ -44,8 +45,14 @@ def read_probe_data(path: Path, limit: int) -> Tuple[List[List[str]], Dict[str, 
     return sentences, labels
 
 
-def probe_predictions(train_x: numpy.ndarray, train_y: numpy.ndarray, eval_x: numpy.ndarray,
-                      n_classes: int, epochs: int = 200, seed: int = 0) -> numpy.ndarray:
+def probe_predictions(
+    train_x: numpy.ndarray,
+    train_y: numpy.ndarray,
+    eval_x: numpy.ndarray,
+    n_classes: int,
+    epochs: int = 200,
+    seed: int = 0,
+) -> numpy.ndarray:
     """Predictions of a full-batch-trained softmax classifier (features standardised)."""
     torch.manual_seed(seed)
     mean, std = train_x.mean(0), train_x.std(0) + 1e-6
@@ -91,7 +98,12 @@ def main(
     train_sents, train_labels = read_probe_data(train_conll, train_sentences)
     eval_sents, eval_labels = read_probe_data(eval_conll, eval_sentences)
     train_x, eval_x = layer_features(model_dir, train_sents), layer_features(model_dir, eval_sents)
-    result: Dict = {"model": str(model_dir), "train_tokens": train_x.shape[1], "eval_tokens": eval_x.shape[1], "probes": {}}
+    result: Dict = {
+        "model": str(model_dir),
+        "train_tokens": train_x.shape[1],
+        "eval_tokens": eval_x.shape[1],
+        "probes": {},
+    }
     for task in TASKS:
         classes = sorted(set(train_labels[task]))
         index = {c: i for i, c in enumerate(classes)}
@@ -100,10 +112,16 @@ def main(
         majority = float((eval_y == numpy.bincount(train_y).argmax()).mean())
         predictions = [probe_predictions(train_x[k], train_y, eval_x[k], len(classes)) for k in range(train_x.shape[0])]
         accuracies = [float((p == eval_y).mean()) for p in predictions]
-        result["probes"][task] = {"accuracy_per_layer": accuracies, "majority_baseline": majority, "best_layer": int(numpy.argmax(accuracies))}
+        result["probes"][task] = {
+            "accuracy_per_layer": accuracies,
+            "majority_baseline": majority,
+            "best_layer": int(numpy.argmax(accuracies)),
+        }
         if task == "ner":  # most tokens are O: also score the entity tokens alone
             entity = eval_y != index["O"]
-            result["probes"][task]["entity_token_accuracy_per_layer"] = [float((p[entity] == eval_y[entity]).mean()) for p in predictions]
+            result["probes"][task]["entity_token_accuracy_per_layer"] = [
+                float((p[entity] == eval_y[entity]).mean()) for p in predictions
+            ]
         typer.echo(f"{task}: {json.dumps(result['probes'][task])}")
     if pipeline:
         result["learned_mixes"] = learned_mixes(pipeline)

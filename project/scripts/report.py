@@ -1,12 +1,13 @@
 """Write the project's report: the biLM (size, pretraining, perplexity), every task run
 (mean ± std over seeds, per seed, training time, speed), ELMo against the baseline, the
-issue's targets as measured, and the layer probes. Also a JSON summary and the
+study's targets as measured, and the layer probes. Also a JSON summary and the
 sample-efficiency plot.
 
     python project/scripts/report.py EXPERIMENTS_DIR project/report/results.md \\
         [--plot sample_efficiency.png] [--bilm BILM_DIR] [--perplexity p.json ...] [--layers layers.json] \\
         [--archive project/report]
 """
+
 import json
 import shutil
 import statistics
@@ -17,7 +18,7 @@ import typer
 
 # Main metric per task, as spaCy names them. For single-label textcat micro F = accuracy.
 MAIN_METRIC = {"ents_f": "NER F1", "cats_micro_f": "accuracy"}
-# The issue's targets: ELMo minus baseline, in points, per setting.
+# The study's targets: ELMo minus baseline, in points, per setting.
 TARGETS = {"ner-100pct": 2.0, "ner-10pct": 5.0, "sst5": 2.0}
 POS_TARGET_LAYER = 1
 
@@ -135,7 +136,9 @@ def target_table(rows: Dict[str, Dict], layers: Optional[Dict]) -> List[str]:
     else:
         accuracies = " / ".join(f"{100 * a:.2f}" for a in pos["accuracy_per_layer"])
         met = "yes" if pos["best_layer"] == POS_TARGET_LAYER else "no"
-        lines.append(f"| POS probe best on layer {POS_TARGET_LAYER} | layer {pos['best_layer']} ({accuracies}) | {met} |")
+        lines.append(
+            f"| POS probe best on layer {POS_TARGET_LAYER} | layer {pos['best_layer']} ({accuracies}) | {met} |"
+        )
     return lines
 
 
@@ -207,7 +210,12 @@ def main(
     ]
     if bilm is not None:
         sections += ["## The biLM", "", *bilm_section(bilm, perplexity), ""]
-    sections += ["## ELMo against the baseline (evaluation set, mean over seeds, x100)", "", *comparison_table(rows), ""]
+    sections += [
+        "## ELMo against the baseline (evaluation set, mean over seeds, x100)",
+        "",
+        *comparison_table(rows),
+        "",
+    ]
     if layer_data is not None or any(setting in rows for setting in TARGETS):
         sections += ["## Targets", "", *target_table(rows, layer_data), ""]
     sections += ["## Every setting", "", *task_table(summary), ""]
@@ -232,7 +240,11 @@ def archive_records(records: List[Path], bilm: Optional[Path], archive: Path) ->
         shutil.copyfile(path, target)
     if bilm is not None:
         (archive / "pretrain").mkdir(parents=True, exist_ok=True)
-        for source in (bilm / "metrics.jsonl", bilm / "model-best" / "options.json", bilm / "model-best" / "config.cfg"):
+        for source in (
+            bilm / "metrics.jsonl",
+            bilm / "model-best" / "options.json",
+            bilm / "model-best" / "config.cfg",
+        ):
             if source.exists():
                 shutil.copyfile(source, archive / "pretrain" / source.name)
 

@@ -7,6 +7,7 @@ then `spacy evaluate` on TEST_DATA, and writes OUT_DIR/NAME/seed-S/metrics.json 
 test scores, the dev scores of the best model, the training time and the words/s of the
 evaluation. A seed whose metrics.json exists is skipped.
 """
+
 import json
 import subprocess
 import sys
@@ -38,12 +39,40 @@ def main(
             continue
         run_dir.mkdir(parents=True, exist_ok=True)
         started = time.time()
-        _run([sys.executable, "-m", "spacy", "train", str(config), "--output", str(run_dir),
-              "--system.seed", str(seed), "--gpu-id", str(gpu_id), *overrides], run_dir / "train.log")
+        _run(
+            [
+                sys.executable,
+                "-m",
+                "spacy",
+                "train",
+                str(config),
+                "--output",
+                str(run_dir),
+                "--system.seed",
+                str(seed),
+                "--gpu-id",
+                str(gpu_id),
+                *overrides,
+            ],
+            run_dir / "train.log",
+        )
         train_seconds = time.time() - started
         scores_path = run_dir / "test_scores.json"
-        _run([sys.executable, "-m", "spacy", "evaluate", str(run_dir / "model-best"), str(test_data),
-              "--output", str(scores_path), "--gpu-id", str(gpu_id)], run_dir / "evaluate.log")
+        _run(
+            [
+                sys.executable,
+                "-m",
+                "spacy",
+                "evaluate",
+                str(run_dir / "model-best"),
+                str(test_data),
+                "--output",
+                str(scores_path),
+                "--gpu-id",
+                str(gpu_id),
+            ],
+            run_dir / "evaluate.log",
+        )
         best_meta = json.loads((run_dir / "model-best" / "meta.json").read_text())
         metrics = {
             "name": name,

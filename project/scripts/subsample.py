@@ -4,6 +4,7 @@
 
 With --rest the docs not chosen go to REST.spacy (a disjoint split, e.g. train/dev).
 """
+
 import random
 from pathlib import Path
 from typing import Optional

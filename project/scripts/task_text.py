@@ -6,6 +6,7 @@ One line per sentence where the docs have sentence boundaries, else per doc: the
 `python -m spacy_elmo pretrain --paths.init_bilm ...` with the WhitespaceSentences tokenizer.
 Only pass training corpora here: the biLM must never see dev or test text.
 """
+
 from pathlib import Path
 
 import spacy

@@ -1,4 +1,5 @@
 """`python -m spacy_elmo COMMAND`: the command-line interface."""
+
 import typer
 
 from ._util import SHOW_TRACEBACKS
@@ -14,7 +15,11 @@ app = typer.Typer(
 
 
 @app.callback()
-def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Print the traceback of an error as well (before COMMAND).")) -> None:
+def _main(
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Print the traceback of an error as well (before COMMAND)."
+    ),
+) -> None:
     """ELMo biLMs for spaCy: pretrain, perplexity, embed, init-config, package-bilm, info."""
     SHOW_TRACEBACKS["enabled"] = verbose
 

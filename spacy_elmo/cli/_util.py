@@ -1,4 +1,5 @@
 """What the commands share: error exits and the biLM given as a folder or as two files."""
+
 import sys
 import traceback
 from pathlib import Path
@@ -36,7 +37,9 @@ def config_overrides(args: List[str], options: str) -> Dict[str, Any]:
         )
 
 
-def bilm_files(folder: Optional[Path], options: Optional[Path] = None, weights: Optional[Path] = None) -> Tuple[Path, Path]:
+def bilm_files(
+    folder: Optional[Path], options: Optional[Path] = None, weights: Optional[Path] = None
+) -> Tuple[Path, Path]:
     """(options.json, weight file) of a biLM given as a folder or as --options and --weights;
     a usage error unless exactly one of the two forms is given, a failure if files are missing."""
     if folder is not None and (options is not None or weights is not None):

@@ -1,4 +1,5 @@
 """`embed`: ELMo vectors of every sentence of a file, in allennlp elmo's HDF5 layout."""
+
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -16,30 +17,49 @@ from ._util import USAGE_ERROR, bilm_files, fail
 @app.command("embed", short_help="ELMo vectors of every sentence of a file to HDF5, as allennlp elmo writes them.")
 def embed_cli(
     input_path: str = typer.Argument(
-        ..., metavar="INPUT",
+        ...,
+        metavar="INPUT",
         help="Sentences: a text file with one sentence per line, tokens separated by spaces (raw text with --tokenize), "
         "a DocBin (.spacy), or - for stdin. UTF-8.",
     ),
     output_path: Path = typer.Argument(..., metavar="OUTPUT", help="The HDF5 file to write, e.g. vectors.hdf5."),
-    bilm_dir: Optional[Path] = typer.Argument(None, metavar="BILM", help="biLM folder: options.json + weights.hdf5 (or lm_weights.hdf5)."),
+    bilm_dir: Optional[Path] = typer.Argument(
+        None, metavar="BILM", help="biLM folder: options.json + weights.hdf5 (or lm_weights.hdf5)."
+    ),
     bilm: Optional[Path] = typer.Option(None, "--bilm", help="The biLM folder, as an option."),
-    options: Optional[Path] = typer.Option(None, "--options", help="The biLM's options.json (with --weights), instead of a folder."),
+    options: Optional[Path] = typer.Option(
+        None, "--options", help="The biLM's options.json (with --weights), instead of a folder."
+    ),
     weights: Optional[Path] = typer.Option(None, "--weights", help="The biLM's weight file (with --options)."),
-    all_layers: bool = typer.Option(False, "--all", help="Write every layer, (n_layers, tokens, dim) per sentence (the default)."),
+    all_layers: bool = typer.Option(
+        False, "--all", help="Write every layer, (n_layers, tokens, dim) per sentence (the default)."
+    ),
     top: bool = typer.Option(False, "--top", help="Write the top layer, (tokens, dim) per sentence."),
     average: bool = typer.Option(False, "--average", help="Write the mean of the layers, (tokens, dim) per sentence."),
     mix: Optional[str] = typer.Option(
-        None, "--mix", metavar="W0,W1,...",
+        None,
+        "--mix",
+        metavar="W0,W1,...",
         help="Write gamma * sum_j W_j * layer_j, (tokens, dim) per sentence. One weight per layer, used as given "
         "(not softmax-normalised), like the elmo component's layer_weights.",
     ),
     gamma: Optional[float] = typer.Option(None, "--gamma", help="The scale of --mix (default 1)."),
-    tokenize: bool = typer.Option(False, "--tokenize", help="INPUT is raw text: spaCy's tokenizer and sentencizer split each line into sentences."),
+    tokenize: bool = typer.Option(
+        False, "--tokenize", help="INPUT is raw text: spaCy's tokenizer and sentencizer split each line into sentences."
+    ),
     lang: str = typer.Option("en", "--lang", help="Language of the tokenizer (--tokenize) and of the DocBin's vocab."),
-    max_batch_tokens: int = typer.Option(4096, "--max-batch-tokens", help="Padded tokens per biLM call (batch size x longest sentence)."),
+    max_batch_tokens: int = typer.Option(
+        4096, "--max-batch-tokens", help="Padded tokens per biLM call (batch size x longest sentence)."
+    ),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to run on; -1: the CPU."),
-    forget_sentences: bool = typer.Option(False, "--forget-sentences", help="Leave out the sentence_to_index dataset (it holds the input's text in memory)."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="A progress bar on stderr (sentences, tokens/s)."),
+    forget_sentences: bool = typer.Option(
+        False,
+        "--forget-sentences",
+        help="Leave out the sentence_to_index dataset (it holds the input's text in memory).",
+    ),
+    progress: bool = typer.Option(
+        True, "--progress/--no-progress", help="A progress bar on stderr (sentences, tokens/s)."
+    ),
 ) -> None:
     """Write the ELMo vectors of every sentence of INPUT to OUTPUT, an HDF5 file in the layout
     of `allennlp elmo`: one float32 dataset per sentence named by its index ("0", "1", ...)
@@ -51,7 +71,11 @@ def embed_cli(
 
     Example: python -m spacy_elmo embed sentences.txt vectors.hdf5 out/model-best --top
     """
-    chosen = [name for name, flag in (("all", all_layers), ("top", top), ("average", average), ("mix", mix is not None)) if flag]
+    chosen = [
+        name
+        for name, flag in (("all", all_layers), ("top", top), ("average", average), ("mix", mix is not None))
+        if flag
+    ]
     if len(chosen) > 1:
         fail(f"Choose one output of --{', --'.join(OUTPUTS)}; got --{' and --'.join(chosen)}.", USAGE_ERROR)
     output = chosen[0] if chosen else "all"
@@ -102,4 +126,7 @@ def _parse_mix(text: str) -> List[float]:
     try:
         return [float(w) for w in text.split(",")]
     except ValueError:
-        fail(f"--mix takes comma-separated numbers, one weight per biLM layer, e.g. --mix 0.2,0.3,0.5; got {text!r}.", USAGE_ERROR)
+        fail(
+            f"--mix takes comma-separated numbers, one weight per biLM layer, e.g. --mix 0.2,0.3,0.5; got {text!r}.",
+            USAGE_ERROR,
+        )

@@ -1,4 +1,5 @@
 """`init-config`: a complete `spacy train` config with the elmo component and its listeners."""
+
 import sys
 from pathlib import Path
 
@@ -11,13 +12,23 @@ from . import app
 from ._util import USAGE_ERROR, fail
 
 
-@app.command("init-config", short_help="Write a spacy train config with the elmo component and one ELMo listener per task.")
+@app.command(
+    "init-config", short_help="Write a spacy train config with the elmo component and one ELMo listener per task."
+)
 def init_config_cli(
-    output_file: str = typer.Argument(..., metavar="OUTPUT", help="The config file to write, e.g. config.cfg (- for stdout)."),
-    pipeline: str = typer.Option(..., "--pipeline", "-p", help=f"Task components, comma-separated: {', '.join(task_components())}."),
+    output_file: str = typer.Argument(
+        ..., metavar="OUTPUT", help="The config file to write, e.g. config.cfg (- for stdout)."
+    ),
+    pipeline: str = typer.Option(
+        ..., "--pipeline", "-p", help=f"Task components, comma-separated: {', '.join(task_components())}."
+    ),
     bilm: Path = typer.Option(..., "--bilm", help="biLM folder: options.json + weights.hdf5 (or lm_weights.hdf5)."),
-    optimize: str = typer.Option("efficiency", "--optimize", "-o", help=f"{' or '.join(OPTIMIZE)}: the size of each task's tok2vec."),
-    gpu: bool = typer.Option(False, "--gpu", "-G", help="For training on a GPU: gpu_allocator = pytorch, biLM calls of 16,384 tokens."),
+    optimize: str = typer.Option(
+        "efficiency", "--optimize", "-o", help=f"{' or '.join(OPTIMIZE)}: the size of each task's tok2vec."
+    ),
+    gpu: bool = typer.Option(
+        False, "--gpu", "-G", help="For training on a GPU: gpu_allocator = pytorch, biLM calls of 16,384 tokens."
+    ),
     lang: str = typer.Option("en", "--lang", "-l", help="The pipeline's language."),
 ) -> None:
     """Write a complete `spacy train` config: the elmo component reading the biLM folder
@@ -35,7 +46,10 @@ def init_config_cli(
         fail(f"biLM folder not found: {bilm}. Pass a folder with options.json and weights.hdf5 (or lm_weights.hdf5).")
     known = task_components()
     if not names or any(name not in known for name in names) or len(set(names)) != len(names):
-        fail(f"--pipeline takes distinct task components from {', '.join(known)}, comma-separated (e.g. ner,textcat); got {pipeline!r}.", USAGE_ERROR)
+        fail(
+            f"--pipeline takes distinct task components from {', '.join(known)}, comma-separated (e.g. ner,textcat); got {pipeline!r}.",
+            USAGE_ERROR,
+        )
     try:
         config = init_config(names, bilm, optimize=optimize, gpu=gpu, lang=lang)
     except (ElmoFormatError, FileNotFoundError) as err:
@@ -47,4 +61,6 @@ def init_config_cli(
         return
     output = Path(output_file)
     atomic_write(output, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
-    typer.echo(f"Wrote {output}: elmo + {', '.join(names)}. Train it with: python -m spacy train {output} --paths.train TRAIN.spacy --paths.dev DEV.spacy")
+    typer.echo(
+        f"Wrote {output}: elmo + {', '.join(names)}. Train it with: python -m spacy train {output} --paths.train TRAIN.spacy --paths.dev DEV.spacy"
+    )

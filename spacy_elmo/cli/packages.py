@@ -1,4 +1,5 @@
 """`package-bilm` and `info`: biLMs as installable packages, and the ones installed."""
+
 import json
 from pathlib import Path
 
@@ -50,7 +51,9 @@ def info_cli(as_json: bool = typer.Option(False, "--json", help="Print the packa
         typer.echo(json.dumps(rows, indent=2))
         return
     if not rows:
-        typer.echo(f"No biLM packages installed. Build one with: python -m spacy_elmo package-bilm BILM_DIR OUTPUT_DIR --name {DEFAULT_BILM}")
+        typer.echo(
+            f"No biLM packages installed. Build one with: python -m spacy_elmo package-bilm BILM_DIR OUTPUT_DIR --name {DEFAULT_BILM}"
+        )
         return
     for row in rows:
         meta = row["meta"]

@@ -1,4 +1,5 @@
 """`perplexity`: evaluate a pretrained biLM's forward and backward LMs on text."""
+
 import json
 from pathlib import Path
 from typing import Optional
@@ -49,7 +50,9 @@ def perplexity_cli(
         else:
             splitter, max_line_bytes = spacy_sentences(), 1_000_000
         lines = TextLines(text, max_line_bytes=max_line_bytes)
-        result = perplexity(lm, text_sentences(lines, splitter), vocab, batch_size=batch_size, max_sentences=max_sentences)
+        result = perplexity(
+            lm, text_sentences(lines, splitter), vocab, batch_size=batch_size, max_sentences=max_sentences
+        )
     except (CorpusError, DeviceError, FileNotFoundError, ValueError) as err:
         fail(str(err))
     if lines.describe_skipped():

@@ -1,12 +1,13 @@
 """`pretrain`: train a biLM on raw text (spaCy-style config with overrides, like `spacy train`)."""
+
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from ..devices import DeviceError, torch_device
-from ..pretrain.corpus import CorpusError
 from ..pretrain.config import load_settings
+from ..pretrain.corpus import CorpusError
 from ..pretrain.train import TrainingDiverged, TrainingStopped, pretrain
 from . import app
 from ._util import USAGE_ERROR, config_overrides, fail
@@ -20,9 +21,14 @@ from ._util import USAGE_ERROR, config_overrides, fail
 def pretrain_cli(
     ctx: typer.Context,
     config_path: Path = typer.Argument(..., help="Pretraining config, e.g. project/configs/pretrain_tiny.cfg."),
-    output_dir: Path = typer.Argument(..., help="Folder for vocab.txt, metrics.jsonl, checkpoint.pt, model-last, model-best."),
+    output_dir: Path = typer.Argument(
+        ..., help="Folder for vocab.txt, metrics.jsonl, checkpoint.pt, model-last, model-best."
+    ),
     gpu_id: Optional[int] = typer.Option(
-        None, "--gpu-id", "-g", help="GPU to train on; -1: the CPU. Sets system.device (default: the config's, auto: cuda when available)."
+        None,
+        "--gpu-id",
+        "-g",
+        help="GPU to train on; -1: the CPU. Sets system.device (default: the config's, auto: cuda when available).",
     ),
 ) -> None:
     """Train ELMo's forward and backward LMs on raw text. Reads the config and the text
@@ -50,6 +56,8 @@ def pretrain_cli(
     except (CorpusError, TrainingDiverged, FileNotFoundError, ValueError) as err:
         fail(str(err))
     except TrainingStopped as stopped:  # SIGINT/SIGTERM: the checkpoint of that step is written
-        raise typer.Exit(stopped.exit_code)
+        raise typer.Exit(stopped.exit_code) from None
     if record:
-        typer.echo(f"Done at step {record['step']}: train loss {record['train_loss']:.4f}, dev perplexity {record.get('dev_perplexity')}")
+        typer.echo(
+            f"Done at step {record['step']}: train loss {record['train_loss']:.4f}, dev perplexity {record.get('dev_perplexity')}"
+        )

@@ -4,6 +4,7 @@ This is the only module that knows the options.json and hdf5 key names (the biLM
 and the softmax of pretraining in elmo_softmax_weights.hdf5's layout). TF stores dense kernels as
 (in, out) and convolutions as (1, width, in, out); the torch modules hold (out, in).
 """
+
 import json
 from pathlib import Path
 from typing import Any, Dict, Iterator, Tuple, Union
@@ -89,7 +90,9 @@ def read_options(options_file: PathLike) -> BiLMConfig:
 
 
 def write_options(config: BiLMConfig, options_file: PathLike) -> None:
-    atomic_write(Path(options_file), lambda tmp: Path(tmp).write_text(json.dumps(config_to_options(config), indent=2) + "\n"))
+    atomic_write(
+        Path(options_file), lambda tmp: Path(tmp).write_text(json.dumps(config_to_options(config), indent=2) + "\n")
+    )
 
 
 def load_bilm(options_file: PathLike, weight_file: PathLike) -> BiLM:
@@ -143,7 +146,9 @@ def load_weights(model: BiLM, weight_file: PathLike) -> None:
                     )
                 arrays[key] = numpy.asarray(f[key][...], dtype=numpy.float32)
     except OSError as err:
-        raise ElmoFormatError(f"Weight file {path} could not be read as HDF5 ({err}); is it truncated or not an hdf5 file?") from None
+        raise ElmoFormatError(
+            f"Weight file {path} could not be read as HDF5 ({err}); is it truncated or not an hdf5 file?"
+        ) from None
     with torch.no_grad():
         for key, param in _parameter_map(model):
             param.copy_(torch.from_numpy(_to_torch_layout(key, arrays[key])))
@@ -176,12 +181,18 @@ def read_softmax(path: PathLike) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """(W (V, P), b (V,)) as float32 from a softmax file in AllenNLP's layout."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"Softmax weight file not found: {path}. Pass an hdf5 file with softmax/W and softmax/b.")
+        raise FileNotFoundError(
+            f"Softmax weight file not found: {path}. Pass an hdf5 file with softmax/W and softmax/b."
+        )
     try:
         with h5py.File(path, "r") as f:
             if "softmax/W" not in f or "softmax/b" not in f:
-                raise ElmoFormatError(f"Softmax weight file {path} lacks softmax/W or softmax/b; expected elmo_softmax_weights.hdf5's layout.")
-            return numpy.asarray(f["softmax/W"], dtype=numpy.float32), numpy.asarray(f["softmax/b"], dtype=numpy.float32)
+                raise ElmoFormatError(
+                    f"Softmax weight file {path} lacks softmax/W or softmax/b; expected elmo_softmax_weights.hdf5's layout."
+                )
+            return numpy.asarray(f["softmax/W"], dtype=numpy.float32), numpy.asarray(
+                f["softmax/b"], dtype=numpy.float32
+            )
     except OSError as err:
         raise ElmoFormatError(f"Softmax weight file {path} could not be read as HDF5 ({err}).") from None
 
@@ -262,4 +273,3 @@ def _existing(path: PathLike, what: str) -> Path:
     if path.is_dir():
         raise ElmoFormatError(f"ELMo {what} {path} is a directory; pass the file inside it.")
     return path
-

@@ -4,6 +4,7 @@
 A package ``NAME`` holds the folder's files under ``NAME/bilm/`` with a ``meta.json``, and
 registers ``NAME = "NAME:bilm_dir"``, a function returning that folder.
 """
+
 import json
 import re
 import shutil
@@ -89,7 +90,9 @@ def package_meta(folder: Path, name: str, version: str) -> Dict[str, Any]:
 def write_package_source(folder: PathLike, tree: Path, name: str, version: str) -> Path:
     """A setuptools source tree for the biLM of ``folder`` under ``tree``; returns its root."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-        raise ValueError(f"Package name {name!r} must be a Python module name: lower-case letters, digits and _ (e.g. en_elmo_small).")
+        raise ValueError(
+            f"Package name {name!r} must be a Python module name: lower-case letters, digits and _ (e.g. en_elmo_small)."
+        )
     if not re.fullmatch(r"\d+(\.\d+)*", version):
         raise ValueError(f"Version {version!r} must be numbers separated by dots (e.g. 0.1.0).")
     folder = Path(folder)
@@ -147,7 +150,9 @@ def package_bilm(folder: PathLike, output_dir: PathLike, name: str, version: str
         )
         result = subprocess.run([sys.executable, "-c", script, str(dist)], cwd=root, capture_output=True, text=True)
         if result.returncode != 0:
-            raise RuntimeError(f"Building the package failed (setuptools' build backend, exit {result.returncode}):\n{result.stderr[-2000:]}")
+            raise RuntimeError(
+                f"Building the package failed (setuptools' build backend, exit {result.returncode}):\n{result.stderr[-2000:]}"
+            )
         output.mkdir(parents=True, exist_ok=True)
         built: List[Path] = []
         for path in sorted(dist.iterdir()):
@@ -161,5 +166,13 @@ def describe_installed() -> List[Dict[str, Optional[Any]]]:
     rows = []
     for name, folder in sorted(installed_bilms().items()):
         meta = read_meta(folder)
-        rows.append({"name": name, "version": meta.get("version"), "folder": str(folder), "parameters": meta.get("parameters"), "meta": meta})
+        rows.append(
+            {
+                "name": name,
+                "version": meta.get("version"),
+                "folder": str(folder),
+                "parameters": meta.get("parameters"),
+                "meta": meta,
+            }
+        )
     return rows

@@ -1,4 +1,5 @@
 """Thinc layers and registered architectures for ELMo in spaCy pipelines."""
+
 from .bilm import ElmoBiLM, get_bilm, get_feature_cache
 from .cache import FeatureCache
 from .listener import ElmoEmbed, ElmoListener, ElmoListenerV1

@@ -1,4 +1,5 @@
 """`spacy-elmo.ElmoBiLM.v1`: the biLM as a thinc layer, Docs in, all layers per Doc out."""
+
 import os
 import warnings
 from io import BytesIO
@@ -11,20 +12,21 @@ from confection import ConfigValidationError
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, Optimizer, PyTorchShim, xp2torch
-from thinc.layers.pytorchwrapper import convert_pytorch_default_outputs, forward as pytorch_forward
+from thinc.layers.pytorchwrapper import convert_pytorch_default_outputs
+from thinc.layers.pytorchwrapper import forward as pytorch_forward
 from thinc.types import Floats3d
 from torch import nn
 
 from ..chars import CharacterIds
 from ..formats.allennlp import OPTIONS, find_weights, load_bilm, read_options
 from ..formats.packages import BiLMNotFound, bilm_folder, default_bilm_folder
-from ..model import BiLM, BiLMConfig, preset as get_preset
+from ..model import BiLM, BiLMConfig
+from ..model import preset as get_preset
 from ..model.fast import FastBiLM
 from ..threads import process_governor
 from .cache import FeatureCache
 from .listener import replace_listener, replace_listener_cfg
 from .sequences import BiLMSequence, DocLayers, batch_by_tokens, doc_sequences, segment_ids, sequence_ranges
-
 
 INFERENCE_MATMUL: Dict[str, Optional[torch.dtype]] = {"fp32": None, "bf16": torch.bfloat16}
 
@@ -45,7 +47,9 @@ class BiLMHolder(nn.Module):
 
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         if self.bilm is None:
-            raise ValueError("The ELMo biLM has no weights yet: call nlp.initialize() (or load a saved pipeline) first.")
+            raise ValueError(
+                "The ELMo biLM has no weights yet: call nlp.initialize() (or load a saved pipeline) first."
+            )
         if torch.is_grad_enabled():
             return self.bilm(char_ids).layers
         if not self._fast or self._fast[0].bilm is not self.bilm:
@@ -114,14 +118,22 @@ def ElmoBiLM(
     given = {"bilm": bilm, "options_file": options_file, "preset": preset}
     if sum(value is not None for value in given.values()) > 1:
         named = ", ".join(f"{key}={value!r}" for key, value in given.items() if value is not None)
-        raise _config_error(f"it got {named}; give one (a biLM package or folder, a biLM's files, or a fresh model's sizes).")
+        raise _config_error(
+            f"it got {named}; give one (a biLM package or folder, a biLM's files, or a fresh model's sizes)."
+        )
     if weight_file is not None and options_file is None:
-        raise _config_error(f"it got weight_file={weight_file!r} without options_file; pass the options.json that belongs to it.")
+        raise _config_error(
+            f"it got weight_file={weight_file!r} without options_file; pass the options.json that belongs to it."
+        )
     if inference_matmul not in INFERENCE_MATMUL:
         raise ValueError(f"inference_matmul must be one of {sorted(INFERENCE_MATMUL)}, got {inference_matmul!r}.")
     if max_batch_tokens < max_sequence_length:
-        raise ValueError(f"max_batch_tokens ({max_batch_tokens}) must be at least max_sequence_length ({max_sequence_length}).")
-    shim = BiLMShim(BiLMHolder(inference_matmul), serialize_model=_serialize_holder, deserialize_model=_deserialize_holder)
+        raise ValueError(
+            f"max_batch_tokens ({max_batch_tokens}) must be at least max_sequence_length ({max_sequence_length})."
+        )
+    shim = BiLMShim(
+        BiLMHolder(inference_matmul), serialize_model=_serialize_holder, deserialize_model=_deserialize_holder
+    )
     torch_layer = Model(
         "pytorch",
         pytorch_forward,  # thinc's PyTorchWrapper_v3, with the shim above
@@ -162,7 +174,9 @@ def _init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
     shim = model.layers[0].shims[0]
     if shim._model.bilm is not None:
         return
-    name, options_file, weight_file, preset = (model.attrs[key] for key in ("bilm", "options_file", "weight_file", "preset"))
+    name, options_file, weight_file, preset = (
+        model.attrs[key] for key in ("bilm", "options_file", "weight_file", "preset")
+    )
     if options_file is None and preset is None:
         try:
             folder = default_bilm_folder() if name is None else bilm_folder(name)
@@ -171,7 +185,10 @@ def _init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
             raise _config_error(f"{err}{hint}") from None
         options_file, weight_file = folder / OPTIONS, find_weights(folder)
     if options_file is None:
-        warnings.warn(f"spacy-elmo: the biLM of preset {preset!r} has random weights; its vectors mean nothing until it is trained.", stacklevel=2)
+        warnings.warn(
+            f"spacy-elmo: the biLM of preset {preset!r} has random weights; its vectors mean nothing until it is trained.",
+            stacklevel=2,
+        )
         bilm = BiLM(get_preset(preset))
     elif weight_file is None:
         bilm = BiLM(read_options(options_file))
@@ -220,7 +237,9 @@ def _forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[DocLay
     backprops = []
     for batch in _batches(todo, sequences, model.attrs["max_batch_tokens"]):
         batch_seqs = [sequences[i][j] for i, j in batch]
-        char_ids = numpy.zeros((len(batch), max(len(s.words) for s in batch_seqs), config.max_characters_per_token), dtype="int64")
+        char_ids = numpy.zeros(
+            (len(batch), max(len(s.words) for s in batch_seqs), config.max_characters_per_token), dtype="int64"
+        )
         for b, seq in enumerate(batch_seqs):
             char_ids[b, : len(seq.words)] = chars.sentence(seq.words)
         layers, backprop_batch = model.layers[0](char_ids, is_train)
@@ -249,7 +268,9 @@ def _forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[DocLay
     return outputs, backprop
 
 
-def _batches(keys: List[Tuple[int, int]], sequences: List[List[BiLMSequence]], max_tokens: int) -> List[List[Tuple[int, int]]]:
+def _batches(
+    keys: List[Tuple[int, int]], sequences: List[List[BiLMSequence]], max_tokens: int
+) -> List[List[Tuple[int, int]]]:
     """Group sequences, longest first, so that batch size x longest length <= max_tokens."""
     lengths = [len(sequences[i][j].words) for i, j in keys]
     return [[keys[k] for k in batch] for batch in batch_by_tokens(lengths, max_tokens)]

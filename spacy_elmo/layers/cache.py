@@ -1,4 +1,5 @@
 """A bounded cache of biLM outputs, keyed by a sequence's token strings."""
+
 from collections import OrderedDict
 from typing import Hashable, Optional, Tuple
 

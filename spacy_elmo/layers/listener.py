@@ -5,6 +5,7 @@ s_j and gamma). With grad_factor 0 (the default) the biLM is frozen: the listene
 sends gradients upstream. `spacy-elmo.ElmoEmbed.v1` is the same head over a private copy
 of the biLM, what ``nlp.replace_listeners`` puts in a listener's place.
 """
+
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from spacy.tokens import Doc
@@ -105,9 +106,9 @@ def ElmoEmbed(
     return _standalone(bilm, _head(gamma, layer_norm, dropout, l2_coef, grad_factor), grad_factor)
 
 
-def replace_listener(bilm: Model, listener: ElmoListener, component) -> Model:
+def replace_listener(bilm_layer: Model, listener: ElmoListener, component) -> Model:
     """For ``nlp.replace_listeners``: the listener's trained head over a copy of the biLM."""
-    return _standalone(bilm, listener.layers[0], listener.grad_factor)
+    return _standalone(bilm_layer, listener.layers[0], listener.grad_factor)
 
 
 def replace_listener_cfg(bilm_config: Dict, tok2vec_config: Dict) -> Dict:
@@ -129,14 +130,20 @@ def _head(gamma: float, layer_norm: bool, dropout: float, l2_coef: float, grad_f
     return head
 
 
-def _standalone(bilm: Model, head: Model, grad_factor: float) -> Model:
-    model = chain(_with_grad_factor(bilm, grad_factor), head)
+def _standalone(bilm_layer: Model, head: Model, grad_factor: float) -> Model:
+    model = chain(_with_grad_factor(bilm_layer, grad_factor), head)
     model.set_ref("mix", head.get_ref("mix"))
     return model
 
 
-def _with_grad_factor(bilm: Model, grad_factor: float) -> Model:
-    return Model("elmo_grad_factor", _grad_factor_forward, init=_grad_factor_init, layers=[bilm], attrs={"grad_factor": grad_factor})
+def _with_grad_factor(bilm_layer: Model, grad_factor: float) -> Model:
+    return Model(
+        "elmo_grad_factor",
+        _grad_factor_forward,
+        init=_grad_factor_init,
+        layers=[bilm_layer],
+        attrs={"grad_factor": grad_factor},
+    )
 
 
 def _grad_factor_init(model: Model, X=None, Y=None) -> None:
@@ -144,10 +151,10 @@ def _grad_factor_init(model: Model, X=None, Y=None) -> None:
 
 
 def _grad_factor_forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[DocLayers], Callable]:
-    bilm, factor = model.layers[0], model.attrs["grad_factor"]
+    bilm_layer, factor = model.layers[0], model.attrs["grad_factor"]
     if not is_train or factor == 0:
-        return bilm.predict(docs), lambda d_layers: []
-    outputs, backprop_bilm = bilm(docs, is_train)
+        return bilm_layer.predict(docs), lambda d_layers: []
+    outputs, backprop_bilm = bilm_layer(docs, is_train)
 
     def backprop(d_layers: List[Floats3d]) -> List[Doc]:
         return backprop_bilm([d * factor for d in d_layers])

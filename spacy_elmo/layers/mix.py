@@ -3,6 +3,7 @@
 The torch ScalarMix serves the biLM code; this version works on the per-Doc outputs that
 pipeline components pass around, with an explicit backward pass.
 """
+
 from typing import Callable, List, Optional, Tuple
 
 from thinc.api import Model
@@ -46,7 +47,9 @@ def mix_layers(xp, doc_layers: DocLayers, weights: Floats1d, gamma: float, layer
     return gamma * xp.tensordot(weights.astype(layers.dtype), layers, axes=(0, 0))
 
 
-def ScalarMixLayer(n_layers: Optional[int] = None, *, gamma: float = 1.0, layer_norm: bool = False, l2_coef: float = 0.0) -> Model[List[DocLayers], List[Floats2d]]:
+def ScalarMixLayer(
+    n_layers: Optional[int] = None, *, gamma: float = 1.0, layer_norm: bool = False, l2_coef: float = 0.0
+) -> Model[List[DocLayers], List[Floats2d]]:
     """Trainable mix: softmax weights (initialised equal), scale gamma, optional layer norm
     per sentence, and an L2 penalty ``l2_coef * sum(s ** 2)`` on the unnormalised weights s
     (its gradient is added to theirs). Sends gradients to the layers only when the attr
@@ -83,7 +86,9 @@ def _mix_forward(model: Model, inputs: List[DocLayers], is_train: bool) -> Tuple
     layer_norm = model.attrs["layer_norm"]
     normalized, outputs = [], []
     for doc_layers in inputs:
-        layers, norm_backprop = normalize_segments(xp, doc_layers.layers, doc_layers.segments) if layer_norm else (doc_layers.layers, None)
+        layers, norm_backprop = (
+            normalize_segments(xp, doc_layers.layers, doc_layers.segments) if layer_norm else (doc_layers.layers, None)
+        )
         mixed = xp.tensordot(weights.astype(layers.dtype), layers, axes=(0, 0))
         normalized.append((layers, mixed, norm_backprop))
         outputs.append(gamma * mixed)

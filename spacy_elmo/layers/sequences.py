@@ -10,6 +10,7 @@ spacy-transformers has span getters for sentences and strided windows, but not t
 combination (sentences, cut when too long), and importing it loads HF transformers; the
 splitting is short enough to own here.
 """
+
 from typing import List, NamedTuple, Sequence, Tuple
 
 import numpy
@@ -56,7 +57,9 @@ def doc_sequences(doc: Doc, ranges: List[Tuple[int, int]]) -> List[BiLMSequence]
     for start, end in ranges:
         positions = [i for i in range(start, end) if not doc[i].is_space]
         if positions:
-            sequences.append(BiLMSequence(tuple(doc[i].text for i in positions), numpy.asarray(positions, dtype="int64")))
+            sequences.append(
+                BiLMSequence(tuple(doc[i].text for i in positions), numpy.asarray(positions, dtype="int64"))
+            )
     return sequences
 
 

@@ -1,4 +1,5 @@
 """`spacy-elmo.ElmoTok2Vec.v1`: the paper's recipe as a spaCy tok2vec."""
+
 from typing import List
 
 from spacy.tokens import Doc

@@ -1,4 +1,5 @@
 """The biLM's torch modules."""
+
 from .bilm import BiLM, BiLMOutput
 from .config import PRESETS, BiLMConfig, preset
 from .fast import FastBiLM

@@ -1,4 +1,5 @@
 """The ELMo biLM: character encoder + bidirectional LSTM stack, all layers out."""
+
 import itertools
 from typing import NamedTuple, Optional, Tuple
 
@@ -39,7 +40,9 @@ class BiLM(nn.Module):
         self.char_encoder = CharacterEncoder(config)
         self.lstm = BidirectionalLstmStack(config)
         boundaries = CharacterIds(config.max_characters_per_token)
-        self.register_buffer("boundary_char_ids", torch.from_numpy(numpy.stack([boundaries.bos, boundaries.eos])), persistent=False)
+        self.register_buffer(
+            "boundary_char_ids", torch.from_numpy(numpy.stack([boundaries.bos, boundaries.eos])), persistent=False
+        )
         self._generation = next(_GENERATIONS)
         self.register_load_state_dict_post_hook(_weights_loaded)
 
@@ -123,7 +126,6 @@ class BiLM(nn.Module):
 
 def _gather_steps(seq: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return seq.gather(1, index[..., None].expand(-1, -1, seq.shape[-1]))
-
 
 
 def _weights_loaded(module: BiLM, incompatible_keys) -> None:

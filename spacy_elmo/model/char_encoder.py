@@ -1,4 +1,5 @@
 """The context-insensitive token encoder: character CNN, highway layers, projection."""
+
 import torch
 from torch import nn
 
@@ -32,9 +33,7 @@ class CharacterEncoder(nn.Module):
         self.config = config
         # Row 0 (padding) is all zeros; rows 1..261 are the 261 rows of bilm-tf's char_embed.
         self.char_embedding = nn.Embedding(262, config.char_embedding_dim, padding_idx=0)
-        self.convolutions = nn.ModuleList(
-            nn.Conv1d(config.char_embedding_dim, n, width) for width, n in config.filters
-        )
+        self.convolutions = nn.ModuleList(nn.Conv1d(config.char_embedding_dim, n, width) for width, n in config.filters)
         self.highways = nn.ModuleList(Highway(config.n_filters) for _ in range(config.n_highway))
         self.projection = nn.Linear(config.n_filters, config.projection_dim)
         self.activation = _ACTIVATIONS[config.activation]

@@ -1,4 +1,5 @@
 """Hyper-parameters of a biLM, with the published sizes as named presets."""
+
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -52,7 +53,9 @@ class BiLMConfig:
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be positive, got {getattr(self, name)}")
         if self.max_characters_per_token < 3:
-            problems.append(f"max_characters_per_token must be at least 3 for begin, one byte and end, got {self.max_characters_per_token}")
+            problems.append(
+                f"max_characters_per_token must be at least 3 for begin, one byte and end, got {self.max_characters_per_token}"
+            )
         if self.n_highway < 0:
             problems.append(f"n_highway must be >= 0, got {self.n_highway}")
         if self.n_characters not in (261, 262):

@@ -12,6 +12,7 @@ Levers, each measured in benchmarks/bench_bilm.py:
   steps and calls (fresh multi-MB tensors are page-faulted anew each time); optionally bf16
   matmuls (fp32 cell state).
 """
+
 import itertools
 import math
 from collections import OrderedDict

@@ -11,6 +11,7 @@ the same outputs and gradients (fp32, up to float rounding) for less work.
   state and gradients' accumulation outside the matmuls): ~2-3x faster matmuls on CPUs with
   avx512_bf16 or AMX, and on GPUs; not within 1e-5 of fp32.
 """
+
 from typing import List, Optional, Tuple
 
 import torch
@@ -20,7 +21,9 @@ from .fast import pool_by_length
 from .lstm import FORGET_BIAS, BidirectionalLstmStack, LstmState
 
 
-def token_vectors(encoder: nn.Module, char_ids: torch.Tensor, matmul_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+def token_vectors(
+    encoder: nn.Module, char_ids: torch.Tensor, matmul_dtype: Optional[torch.dtype] = None
+) -> torch.Tensor:
     """CharacterEncoder.forward on (n, max_chars) real token ids, differentiable."""
     pooled = pool_by_length(encoder, char_ids)
     if matmul_dtype is None:
@@ -179,6 +182,10 @@ class _LstmLayer(torch.autograd.Function):
         flat_gates = d_gates.view(2, steps * batch, 4 * H)
         d_x = torch.bmm(flat_gates, w_in.transpose(1, 2).to(low)).view(2, steps, batch, P).to(x_flat.dtype)
         d_w_in = torch.bmm(x_flat.transpose(1, 2).to(low), flat_gates).to(w_in.dtype)
-        d_w_h = torch.bmm(hiddens[:, :steps].reshape(2, steps * batch, P).transpose(1, 2).to(low), flat_gates).to(w_h.dtype)
-        d_w_p = torch.bmm(memory.view(2, steps * batch, H).transpose(1, 2), d_proj.view(2, steps * batch, P)).to(w_p.dtype)
+        d_w_h = torch.bmm(hiddens[:, :steps].reshape(2, steps * batch, P).transpose(1, 2).to(low), flat_gates).to(
+            w_h.dtype
+        )
+        d_w_p = torch.bmm(memory.view(2, steps * batch, H).transpose(1, 2), d_proj.view(2, steps * batch, P)).to(
+            w_p.dtype
+        )
         return d_x, dh, dc, d_w_in, d_bias, d_w_h, d_w_p, None, None, None

@@ -1,4 +1,5 @@
 """Stacked LSTMs with projection and clipping, both directions run as one batched recurrence."""
+
 from typing import List, NamedTuple, Optional, Tuple
 
 import torch

@@ -1,4 +1,5 @@
 """ELMo's task-specific layer mix: gamma * sum_j softmax(s)_j * layer_j."""
+
 from typing import Optional, Sequence
 
 import torch
@@ -23,7 +24,11 @@ class ScalarMix(nn.Module):
         epsilon: float = 1e-12,
     ):
         super().__init__()
-        weights = torch.zeros(n_layers) if initial_weights is None else torch.tensor(list(initial_weights), dtype=torch.float32)
+        weights = (
+            torch.zeros(n_layers)
+            if initial_weights is None
+            else torch.tensor(list(initial_weights), dtype=torch.float32)
+        )
         if weights.shape != (n_layers,):
             raise ValueError(f"ScalarMix got {len(weights)} initial weights for {n_layers} layers.")
         self.weights = nn.Parameter(weights, requires_grad=trainable)

@@ -15,6 +15,7 @@ Two modes:
 - ``sentences``: each row holds one sentence (a long one is cut into several windows),
   padded; the LSTM starts from zero state in every batch.
 """
+
 from collections import deque
 from typing import Any, Deque, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
@@ -119,7 +120,9 @@ class RowStreams:
 class WindowBatcher:
     """Windows of ``unroll_steps`` tokens per row, for both directions, as LMBatch tensors."""
 
-    def __init__(self, streams: RowStreams, vocab: Vocabulary, chars: CharacterIds, *, unroll_steps: int, mode: str = "stream"):
+    def __init__(
+        self, streams: RowStreams, vocab: Vocabulary, chars: CharacterIds, *, unroll_steps: int, mode: str = "stream"
+    ):
         if mode not in MODES:
             raise ValueError(f"data.mode must be one of {MODES}, got {mode!r}.")
         if unroll_steps < 1:
@@ -164,7 +167,10 @@ class WindowBatcher:
         backward.extend([EOS, *reversed(sentence), BOS])
 
     def state_dict(self) -> Dict[str, Any]:
-        return {"streams": self.streams.state_dict(), "queues": {r: (list(f), list(b)) for r, (f, b) in self.queues.items()}}
+        return {
+            "streams": self.streams.state_dict(),
+            "queues": {r: (list(f), list(b)) for r, (f, b) in self.queues.items()},
+        }
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         self.streams.load_state_dict(state["streams"])

@@ -3,6 +3,7 @@
 Sections: [paths] [system] [model] [tokenizer] [vocab] [data] [objective] [optimizer]
 [training]; see project/configs/pretrain_tiny.cfg for every setting with its meaning.
 """
+
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union, get_args, get_origin
@@ -19,7 +20,7 @@ from .sentences import SentenceSplitter
 OptimizerFactory = Callable[[Iterable[torch.nn.Parameter]], torch.optim.Optimizer]
 
 
-@spacy.registry.misc("spacy_elmo.BiLMConfig.v1")
+@spacy.registry.misc("spacy-elmo.BiLMConfig.v1")
 def bilm_config(
     preset: str = "tiny",
     char_embedding_dim: Optional[int] = None,
@@ -37,13 +38,13 @@ def bilm_config(
     return named_preset(preset).with_changes(**changes)
 
 
-@spacy.registry.misc("spacy_elmo.Adagrad.v1")
+@spacy.registry.misc("spacy-elmo.Adagrad.v1")
 def adagrad(lr: float = 0.2, initial_accumulator: float = 1.0) -> OptimizerFactory:
     """bilm-tf's optimizer: Adagrad with learning rate 0.2 and initial accumulator 1.0."""
     return lambda params: torch.optim.Adagrad(params, lr=lr, initial_accumulator_value=initial_accumulator)
 
 
-@spacy.registry.misc("spacy_elmo.Adam.v1")
+@spacy.registry.misc("spacy-elmo.Adam.v1")
 def adam(lr: float = 0.001, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8) -> OptimizerFactory:
     return lambda params: torch.optim.Adam(params, lr=lr, betas=(beta1, beta2), eps=eps)
 
@@ -61,7 +62,9 @@ class _Section:
         known = {f.name: f for f in fields(cls)}
         unknown = sorted(set(values) - set(known))
         if unknown:
-            raise ValueError(f"Unknown setting(s) in [{name}]: {', '.join(unknown)}. Known: {', '.join(sorted(known))}.")
+            raise ValueError(
+                f"Unknown setting(s) in [{name}]: {', '.join(unknown)}. Known: {', '.join(sorted(known))}."
+            )
         for key, value in values.items():
             _check_type(f"{name}.{key}", value, known[key].type)
         section = cls(**values)
@@ -97,7 +100,9 @@ def _check_type(setting: str, value: Any, annotation: Any) -> None:
 
 
 def _example(allowed: Tuple[Any, ...]) -> str:
-    return {int: "1000", float: "0.5", bool: "false", str: "value"}.get(next(k for k in allowed if k is not type(None)), "value")
+    return {int: "1000", float: "0.5", bool: "false", str: "value"}.get(
+        next(k for k in allowed if k is not type(None)), "value"
+    )
 
 
 @dataclass
@@ -113,13 +118,15 @@ class PathSettings(_Section):
 class SystemSettings(_Section):
     seed: int = 0
     device: str = "auto"  # auto (cuda if available), cpu, cuda or cuda:N
-    threads: int = 0  # torch intra-op threads per process; 0: torch's default, lowered to the cores other processes leave free
+    threads: int = (
+        0  # torch intra-op threads per process; 0: torch's default, lowered to the cores other processes leave free
+    )
     fast_path: bool = True  # the training fast path (same loss and gradients); false: the exact reference code
     mixed_precision: Union[bool, str] = "auto"  # bf16 matmuls: "auto" where the hardware runs them fast, true, false
 
     def __post_init__(self) -> None:
         if self.mixed_precision not in (True, False, "auto"):
-            raise ValueError(f"system.mixed_precision must be true, false or \"auto\", got {self.mixed_precision!r}.")
+            raise ValueError(f'system.mixed_precision must be true, false or "auto", got {self.mixed_precision!r}.')
 
 
 @dataclass
@@ -161,11 +168,15 @@ class TrainingSettings(_Section):
         "max_dev_sentences": 0,
     }
     max_steps: int = 1000
-    max_minutes: float = 0.0  # wall-clock budget of this run (a resumed run gets it anew): then evaluate, save, stop; 0: none
+    max_minutes: float = (
+        0.0  # wall-clock budget of this run (a resumed run gets it anew): then evaluate, save, stop; 0: none
+    )
     grad_clip: float = 10.0  # global gradient-norm clipping
     log_every: int = 10
     eval_every: int = 200  # dev perplexity, model-last, model-best and checkpoint
-    checkpoint_minutes: float = 10.0  # also a checkpoint at the first log step this long after the last; 0: only at evaluations
+    checkpoint_minutes: float = (
+        10.0  # also a checkpoint at the first log step this long after the last; 0: only at evaluations
+    )
     dev_batch_size: int = 64
     max_dev_sentences: int = 0  # 0: the whole dev text
     resume: bool = True  # continue from OUTPUT_DIR/checkpoint.pt if present
@@ -193,7 +204,9 @@ def load_settings(config_path: Union[str, Path], overrides: Optional[Dict[str, A
     """Read a pretraining .cfg with ``{"section.key": value}`` overrides and resolve it."""
     path = Path(config_path)
     if not path.is_file():
-        raise FileNotFoundError(f"Config file not found: {path}. Pass one of project/configs/pretrain_*.cfg or your own.")
+        raise FileNotFoundError(
+            f"Config file not found: {path}. Pass one of project/configs/pretrain_*.cfg or your own."
+        )
     config = spacy.util.load_config(path, overrides=overrides or {}, interpolate=True)
     return resolve_settings(config)
 
@@ -201,13 +214,36 @@ def load_settings(config_path: Union[str, Path], overrides: Optional[Dict[str, A
 def resolve_settings(config: Config) -> PretrainSettings:
     missing = [s for s in SECTIONS if s not in config]
     if missing:
-        raise ValueError(f"Pretraining config lacks section(s) [{'], ['.join(missing)}]; see project/configs/pretrain_tiny.cfg.")
+        raise ValueError(
+            f"Pretraining config lacks section(s) [{'], ['.join(missing)}]; see project/configs/pretrain_tiny.cfg."
+        )
     resolved = spacy.registry.resolve({name: config[name] for name in SECTIONS}, validate=True)
     plain: Tuple[Tuple[str, type], ...] = (
-        ("paths", PathSettings), ("system", SystemSettings), ("vocab", VocabSettings),
-        ("data", DataSettings), ("objective", ObjectiveSettings), ("training", TrainingSettings),
+        ("paths", PathSettings),
+        ("system", SystemSettings),
+        ("vocab", VocabSettings),
+        ("data", DataSettings),
+        ("objective", ObjectiveSettings),
+        ("training", TrainingSettings),
     )
     sections = {name: cls.from_section(name, dict(resolved[name])) for name, cls in plain}
     return PretrainSettings(
-        model=resolved["model"], tokenizer=resolved["tokenizer"], optimizer=resolved["optimizer"], config=config, **sections
+        model=resolved["model"],
+        tokenizer=resolved["tokenizer"],
+        optimizer=resolved["optimizer"],
+        config=config,
+        **sections,
     )
+
+
+# The pretraining names' first spelling, before all names took the "spacy-elmo." prefix: configs and
+# biLM folders written with it still load.
+_FIRST_SPELLING = {
+    "spacy_elmo.BiLMConfig.v1": "spacy-elmo.BiLMConfig.v1",
+    "spacy_elmo.Adagrad.v1": "spacy-elmo.Adagrad.v1",
+    "spacy_elmo.Adam.v1": "spacy-elmo.Adam.v1",
+    "spacy_elmo.SpacySentences.v1": "spacy-elmo.SpacySentences.v1",
+    "spacy_elmo.WhitespaceSentences.v1": "spacy-elmo.WhitespaceSentences.v1",
+}
+for _old, _new in _FIRST_SPELLING.items():
+    spacy.registry.misc.register(_old, func=spacy.registry.misc.get(_new))

@@ -4,6 +4,7 @@ Each line is one paragraph (in .jsonl, the "text" field of one object). Lines th
 used (not UTF-8, longer than ``max_line_bytes``, bad JSON) are skipped and counted, never
 loaded whole: an over-long line is read and discarded in chunks.
 """
+
 import gzip
 import heapq
 import io
@@ -31,11 +32,15 @@ def find_text_files(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
     for entry in paths:
         path = Path(entry)
         if not path.exists():
-            raise CorpusError(f"Text path not found: {path}. Pass an existing file or folder (paths.train / paths.dev).")
+            raise CorpusError(
+                f"Text path not found: {path}. Pass an existing file or folder (paths.train / paths.dev)."
+            )
         if path.is_dir():
             found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(TEXT_SUFFIXES))
             if not found:
-                raise CorpusError(f"Folder {path} holds no text files; expected names ending in {', '.join(TEXT_SUFFIXES)}.")
+                raise CorpusError(
+                    f"Folder {path} holds no text files; expected names ending in {', '.join(TEXT_SUFFIXES)}."
+                )
             files.extend(found)
         else:
             files.append(path)
@@ -80,7 +85,12 @@ class TextLines:
         skipped = self.skipped if start == 0 and not self._counted_a_pass else Counter()
         with ExitStack() as files:
             per_file = [
-                _raw_lines(files.enter_context(_open(path)), self.max_line_bytes, path, path.name.endswith((".jsonl", ".jsonl.gz")))
+                _raw_lines(
+                    files.enter_context(_open(path)),
+                    self.max_line_bytes,
+                    path,
+                    path.name.endswith((".jsonl", ".jsonl.gz")),
+                )
                 for path in self.files
             ]
             lines = _proportional(per_file, self.line_counts()) if self.interleave else chain.from_iterable(per_file)
@@ -148,7 +158,7 @@ def _open(path: Path) -> IO[bytes]:
         f.close()
         raise CorpusError(
             f"Text file {path} looks binary (it contains NUL bytes); expected UTF-8 text with one paragraph per line, "
-            "or .jsonl with a \"text\" field (gzipped files need a .gz suffix)."
+            'or .jsonl with a "text" field (gzipped files need a .gz suffix).'
         )
     return f
 

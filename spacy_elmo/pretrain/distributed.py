@@ -3,6 +3,7 @@
 Without torchrun (no WORLD_SIZE in the environment) this is a single process and every
 collective is the identity.
 """
+
 import os
 from dataclasses import dataclass
 from typing import Any, List
@@ -54,16 +55,22 @@ def start_processes(device: str = "auto") -> Processes:
         raise ValueError(f"system.device must be auto, cpu, cuda or cuda:N (GPU N), got {device!r}.")
     use_cuda = torch.cuda.is_available() if kind == "auto" else kind == "cuda"
     if use_cuda and not torch.cuda.is_available():
-        raise ValueError(f"system.device is {device} but torch sees no GPU; use --system.device auto (or cpu, --gpu-id -1).")
+        raise ValueError(
+            f"system.device is {device} but torch sees no GPU; use --system.device auto (or cpu, --gpu-id -1)."
+        )
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     if index and world_size > 1:
-        raise ValueError(f"system.device = {device} names one GPU; under torchrun use system.device = cuda (each process takes GPU LOCAL_RANK).")
+        raise ValueError(
+            f"system.device = {device} names one GPU; under torchrun use system.device = cuda (each process takes GPU LOCAL_RANK)."
+        )
     gpu = int(index) if index else local_rank
     if use_cuda:
         if gpu >= torch.cuda.device_count():
-            raise ValueError(f"system.device = {device}: torch sees {torch.cuda.device_count()} GPU(s), numbered from 0.")
+            raise ValueError(
+                f"system.device = {device}: torch sees {torch.cuda.device_count()} GPU(s), numbered from 0."
+            )
         torch.cuda.set_device(gpu)
     if world_size > 1 and not dist.is_initialized():
         dist.init_process_group("nccl" if use_cuda else "gloo")

@@ -1,4 +1,5 @@
 """Perplexity of the forward and backward LMs on held-out text, with the full softmax."""
+
 import math
 from dataclasses import asdict, dataclass
 from itertools import islice
@@ -40,7 +41,9 @@ def _exp(x: float) -> float:
     return math.exp(x) if x < 700 else float("inf")
 
 
-def text_sentences(lines: TextLines, splitter: SentenceSplitter, *, shard: int = 0, n_shards: int = 1, chunk: int = 256) -> Iterator[List[str]]:
+def text_sentences(
+    lines: TextLines, splitter: SentenceSplitter, *, shard: int = 0, n_shards: int = 1, chunk: int = 256
+) -> Iterator[List[str]]:
     """The sentences of the lines ``i`` with ``i % n_shards == shard``, tokenized in chunks."""
     texts = (text for i, (_, text) in enumerate(lines) if i % n_shards == shard)
     while True:
@@ -70,7 +73,9 @@ def perplexity(
     return Perplexity.from_sums(nll, n_tokens, source)
 
 
-def nll_sums(lm: BiLanguageModel, sentences: Iterable[List[str]], vocab: Vocabulary, *, batch_size: int) -> Tuple[torch.Tensor, int]:
+def nll_sums(
+    lm: BiLanguageModel, sentences: Iterable[List[str]], vocab: Vocabulary, *, batch_size: int
+) -> Tuple[torch.Tensor, int]:
     chars = CharacterIds(lm.bilm.config.max_characters_per_token)
     was_training = lm.training
     lm.eval()

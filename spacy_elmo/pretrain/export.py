@@ -3,6 +3,7 @@
 Layout: options.json + weights.hdf5 (the published bilm-tf/AllenNLP format),
 softmax_weights.hdf5 (softmax/W, softmax/b), vocab.txt, config.cfg and metrics.jsonl.
 """
+
 import os
 import shutil
 import tempfile
@@ -17,12 +18,22 @@ from .language_model import BiLanguageModel
 from .vocab import Vocabulary
 
 OPTIONS, WEIGHTS, SOFTMAX, VOCAB, CONFIG, METRICS = (
-    "options.json", "weights.hdf5", "softmax_weights.hdf5", "vocab.txt", "config.cfg", "metrics.jsonl",
+    "options.json",
+    "weights.hdf5",
+    "softmax_weights.hdf5",
+    "vocab.txt",
+    "config.cfg",
+    "metrics.jsonl",
 )
 
 
 def save_model_dir(
-    lm: BiLanguageModel, vocab: Vocabulary, path: Union[str, Path], *, config: Optional[Config] = None, metrics: Optional[Path] = None
+    lm: BiLanguageModel,
+    vocab: Vocabulary,
+    path: Union[str, Path],
+    *,
+    config: Optional[Config] = None,
+    metrics: Optional[Path] = None,
 ) -> None:
     """Write the folder next to ``path`` and swap it in, so a reader never sees half a model."""
     path = Path(path)

@@ -1,4 +1,5 @@
 """The biLM with its shared softmax: the two language models trained in pretraining."""
+
 from typing import Optional, Tuple
 
 import torch
@@ -22,7 +23,13 @@ class BiLanguageModel(nn.Module):
     """
 
     def __init__(
-        self, bilm: BiLM, n_vocab: int, *, dropout: float = 0.1, fast: bool = True, matmul_dtype: Optional[torch.dtype] = None
+        self,
+        bilm: BiLM,
+        n_vocab: int,
+        *,
+        dropout: float = 0.1,
+        fast: bool = True,
+        matmul_dtype: Optional[torch.dtype] = None,
     ):
         super().__init__()
         if matmul_dtype is not None and not fast:
@@ -68,7 +75,9 @@ class BiLanguageModel(nn.Module):
             nll = self.softmax.full_nll(flat_hidden, targets.reshape(-1))
         elif self.fast:
             dtype = self.matmul_dtype if self.training else None
-            nll = self.softmax.fast_sampled_nll(flat_hidden, targets.reshape(-1), negatives.to(hidden.device), sampler, dtype)
+            nll = self.softmax.fast_sampled_nll(
+                flat_hidden, targets.reshape(-1), negatives.to(hidden.device), sampler, dtype
+            )
         else:
             nll = self.softmax.sampled_nll(flat_hidden, targets.reshape(-1), negatives.to(hidden.device), sampler)
         return nll.view(2, -1).sum(dim=1), state

@@ -5,6 +5,7 @@ token, distinct negatives); glibc keeps the freed blocks in its heap, so the res
 climbs by hundreds of MB before it levels off. ``release_freed_memory`` (glibc's
 malloc_trim) returns them; elsewhere it does nothing.
 """
+
 import ctypes
 import ctypes.util
 from typing import Optional
@@ -12,8 +13,9 @@ from typing import Optional
 _libc = None
 try:
     _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-    _libc.malloc_trim  # glibc only
-except (OSError, AttributeError):
+except OSError:
+    pass
+if _libc is not None and not hasattr(_libc, "malloc_trim"):  # glibc only
     _libc = None
 
 

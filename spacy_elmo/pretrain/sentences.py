@@ -1,4 +1,5 @@
 """Paragraphs to sentences of token strings, as the pipeline's tokenizer would see them."""
+
 from contextlib import nullcontext
 from itertools import islice
 from typing import Callable, Iterable, Iterator, List, Optional
@@ -11,7 +12,7 @@ SentenceSplitter = Callable[[Iterable[str]], Iterator[Sentences]]
 """Maps paragraphs to, for each paragraph, its sentences as lists of token strings."""
 
 
-@spacy.registry.misc("spacy_elmo.SpacySentences.v1")
+@spacy.registry.misc("spacy-elmo.SpacySentences.v1")
 def spacy_sentences(lang: str = "en", model: Optional[str] = None, batch_size: int = 256) -> SentenceSplitter:
     """Tokenize with spacy.blank(lang), or with the tokenizer of the pipeline ``model`` (a
     name or path: the one the elmo component will run in), and split sentences with the
@@ -33,7 +34,7 @@ def spacy_sentences(lang: str = "en", model: Optional[str] = None, batch_size: i
     return split
 
 
-@spacy.registry.misc("spacy_elmo.WhitespaceSentences.v1")
+@spacy.registry.misc("spacy-elmo.WhitespaceSentences.v1")
 def whitespace_sentences() -> SentenceSplitter:
     """For pre-tokenised text: each line is one sentence, tokens split on whitespace."""
 

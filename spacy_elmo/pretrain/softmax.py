@@ -1,15 +1,14 @@
 """The softmax shared by the forward and backward LMs and its sampled training loss; its file
 is formats.allennlp's (read_softmax, write_softmax)."""
+
 import math
 from pathlib import Path
 from typing import Optional, Union
 
-import numpy
 import torch
 from torch import nn
 
 from ..formats.allennlp import ElmoFormatError, read_softmax, write_softmax
-
 
 _LEFT_OUT = -1e30  # a logit whose exp is 0; finite, so a row of only left-out logits has no NaN gradient
 
@@ -46,14 +45,20 @@ class Softmax(nn.Module):
         logits are computed for at most ``max_logits`` (rows x vocabulary) at a time."""
         weight, bias = self.weight.t().to(hidden.dtype), self.bias.to(hidden.dtype)
         rows = max(1, max_logits // weight.shape[1])
-        return torch.cat(
-            [
-                nn.functional.cross_entropy((h @ weight + bias).float(), t, reduction="none")
-                for h, t in zip(hidden.split(rows), targets.split(rows))
-            ]
-        ) if hidden.shape[0] else hidden.new_zeros(0)
+        return (
+            torch.cat(
+                [
+                    nn.functional.cross_entropy((h @ weight + bias).float(), t, reduction="none")
+                    for h, t in zip(hidden.split(rows), targets.split(rows))
+                ]
+            )
+            if hidden.shape[0]
+            else hidden.new_zeros(0)
+        )
 
-    def sampled_nll(self, hidden: torch.Tensor, targets: torch.Tensor, negatives: torch.Tensor, sampler: LogUniformSampler) -> torch.Tensor:
+    def sampled_nll(
+        self, hidden: torch.Tensor, targets: torch.Tensor, negatives: torch.Tensor, sampler: LogUniformSampler
+    ) -> torch.Tensor:
         """Sampled-softmax estimate (Jean et al. 2015, TF's sampled_softmax_loss): each target
         competes with the shared ``negatives``; logits are corrected by log(expected count)
         and a negative equal to the target (an accidental hit) is left out."""

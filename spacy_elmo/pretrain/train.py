@@ -5,6 +5,7 @@ model, optimizer, sampler, data position and carried LSTM state, per process) an
 folders model-last and model-best (see export.py). Under torchrun, every process trains on
 its rows of each batch with DistributedDataParallel; only rank 0 writes files.
 """
+
 import json
 import math
 import os
@@ -94,10 +95,15 @@ class Trainer:
                 stale.unlink(missing_ok=True)
 
         self.train_lines = TextLines(
-            settings.paths.train, max_line_bytes=data.max_line_bytes, text_field=data.text_field, interleave=data.interleave_files
+            settings.paths.train,
+            max_line_bytes=data.max_line_bytes,
+            text_field=data.text_field,
+            interleave=data.interleave_files,
         )
         self.dev_lines = (
-            TextLines(settings.paths.dev, max_line_bytes=data.max_line_bytes, text_field=data.text_field) if settings.paths.dev else None
+            TextLines(settings.paths.dev, max_line_bytes=data.max_line_bytes, text_field=data.text_field)
+            if settings.paths.dev
+            else None
         )
         if self.dev_lines is not None:  # fail now rather than at the first evaluation
             if next(iter(self.dev_lines), None) is None:
@@ -131,7 +137,9 @@ class Trainer:
             if self.processes.is_main:
                 self._log(f"Building the vocabulary from {', '.join(map(str, self.train_lines.files))}")
                 vocab = Vocabulary.build(
-                    text_sentences(self.train_lines, self.settings.tokenizer), max_size=self.settings.vocab.max_size, min_count=self.settings.vocab.min_count
+                    text_sentences(self.train_lines, self.settings.tokenizer),
+                    max_size=self.settings.vocab.max_size,
+                    min_count=self.settings.vocab.min_count,
                 )
                 vocab.to_disk(saved)
                 self._log(f"Vocabulary: {len(vocab)} words -> {saved}")
@@ -150,12 +158,22 @@ class Trainer:
         system = self.settings.system
         self.matmul_dtype = bf16_matmuls(system.mixed_precision, self.processes.device)
         if self.matmul_dtype is not None:
-            self._log(f"Mixed precision: bf16 matmuls, fp32 weights and state ({'fast' if system.fast_path else 'exact'} path)")
+            self._log(
+                f"Mixed precision: bf16 matmuls, fp32 weights and state ({'fast' if system.fast_path else 'exact'} path)"
+            )
         fast_dtype = self.matmul_dtype if system.fast_path else None
-        lm = BiLanguageModel(bilm, len(self.vocab), dropout=self.settings.objective.dropout, fast=system.fast_path, matmul_dtype=fast_dtype)
+        lm = BiLanguageModel(
+            bilm,
+            len(self.vocab),
+            dropout=self.settings.objective.dropout,
+            fast=system.fast_path,
+            matmul_dtype=fast_dtype,
+        )
         if paths.init_softmax:
             if not paths.vocab:
-                raise ValueError("paths.init_softmax needs paths.vocab: the vocab.txt whose words are the softmax rows.")
+                raise ValueError(
+                    "paths.init_softmax needs paths.vocab: the vocab.txt whose words are the softmax rows."
+                )
             lm.softmax.load(paths.init_softmax)
         return lm
 
@@ -168,7 +186,13 @@ class Trainer:
             return self.progress.last_record
         if self.settings.paths.init_bilm and self.progress.step == 0 and self.progress.best_perplexity == math.inf:
             self._evaluate_initial_bilm()
-        bar = tqdm(total=t.max_steps, initial=self.progress.step, disable=not (t.progress_bar and self.processes.is_main), unit="step", dynamic_ncols=True)
+        bar = tqdm(
+            total=t.max_steps,
+            initial=self.progress.step,
+            disable=not (t.progress_bar and self.processes.is_main),
+            unit="step",
+            dynamic_ncols=True,
+        )
         started = time.perf_counter() - self.progress.elapsed
         cpu_started = time.process_time() - self.progress.cpu_seconds
         log_start = time.perf_counter()
@@ -189,7 +213,9 @@ class Trainer:
                 pr.elapsed = time.perf_counter() - started
                 pr.cpu_seconds = time.process_time() - cpu_started
                 # Every process decides together: a signal on any one, or the time budget spent.
-                flags = self.processes.sum(torch.tensor([float(signals.received), float(time.perf_counter() >= deadline)]))
+                flags = self.processes.sum(
+                    torch.tensor([float(signals.received), float(time.perf_counter() >= deadline)])
+                )
                 stop, time_up = bool(flags[0] > 0), bool(flags[1] > 0)
                 evaluate = pr.step % t.eval_every == 0 or pr.step == t.max_steps or time_up
                 if pr.step % t.log_every == 0 or evaluate:
@@ -207,7 +233,9 @@ class Trainer:
                 bar.update(1)
                 if time_up:
                     ended = f"time budget of {t.max_minutes:g} minutes spent"
-                    self._log(f"Stopped at step {pr.step}: training.max_minutes ({t.max_minutes:g}) spent; model-last and checkpoint written.")
+                    self._log(
+                        f"Stopped at step {pr.step}: training.max_minutes ({t.max_minutes:g}) spent; model-last and checkpoint written."
+                    )
                     break
                 if stop:
                     if self.checkpoint_step != pr.step:
@@ -283,12 +311,20 @@ class Trainer:
         if self.dev_lines is None:
             return None
         t = self.settings.training
-        sentences = text_sentences(self.dev_lines, self.settings.tokenizer, shard=self.processes.rank, n_shards=self.processes.world_size)
+        sentences = text_sentences(
+            self.dev_lines, self.settings.tokenizer, shard=self.processes.rank, n_shards=self.processes.world_size
+        )
         limit = -(-t.max_dev_sentences // self.processes.world_size) if t.max_dev_sentences else 0
         source = f"the dev text {', '.join(map(str, self.dev_lines.files))}"
         try:
             result = perplexity(
-                self.lm, sentences, self.vocab, batch_size=t.dev_batch_size, max_sentences=limit, processes=self.processes, source=source
+                self.lm,
+                sentences,
+                self.vocab,
+                batch_size=t.dev_batch_size,
+                max_sentences=limit,
+                processes=self.processes,
+                source=source,
             )
         except CorpusError as err:
             raise CorpusError(f"{err} {self.dev_lines.describe_skipped()}".strip()) from None
@@ -328,7 +364,9 @@ class Trainer:
             metrics = self.out / METRICS
             save_model_dir(self.lm, self.vocab, self.out / "model-last", config=self.settings.config, metrics=metrics)
             if improved:
-                save_model_dir(self.lm, self.vocab, self.out / "model-best", config=self.settings.config, metrics=metrics)
+                save_model_dir(
+                    self.lm, self.vocab, self.out / "model-best", config=self.settings.config, metrics=metrics
+                )
         self._save_checkpoint()
 
     def _checkpoint_due(self) -> bool:
@@ -340,7 +378,9 @@ class Trainer:
     def _save_checkpoint(self) -> None:
         """Everything needed to resume exactly at this step, written atomically."""
         data_states = self.processes.gather(self.batcher.state_dict())
-        lstm_states = self.processes.gather(None if self.state is None else LstmState(self.state.hidden.cpu(), self.state.cell.cpu()))
+        lstm_states = self.processes.gather(
+            None if self.state is None else LstmState(self.state.hidden.cpu(), self.state.cell.cpu())
+        )
         rng_states = self.processes.gather(_rng_state())
         if self.processes.is_main:
             checkpoint = {
@@ -371,7 +411,10 @@ class Trainer:
         try:
             self.lm.load_state_dict(checkpoint["model"])
         except RuntimeError as err:  # another model size or vocabulary
-            first = next((line.strip() for line in str(err).splitlines() if "size mismatch" in line or "Missing" in line), str(err))
+            first = next(
+                (line.strip() for line in str(err).splitlines() if "size mismatch" in line or "Missing" in line),
+                str(err),
+            )
             raise ValueError(
                 f"{self.checkpoint_path} is a run of another model or vocabulary than this config describes ({first[:200]}). "
                 "Use a new output folder, or --training.resume false to start afresh in this one (its checkpoint and log are replaced)."
@@ -381,7 +424,11 @@ class Trainer:
         _set_rng_state(checkpoint["rng"][self.processes.rank])
         self.batcher.load_state_dict(checkpoint["data"][self.processes.rank])
         state = checkpoint["lstm_state"][self.processes.rank]
-        self.state = None if state is None else LstmState(state.hidden.to(self.processes.device), state.cell.to(self.processes.device))
+        self.state = (
+            None
+            if state is None
+            else LstmState(state.hidden.to(self.processes.device), state.cell.to(self.processes.device))
+        )
         self.progress = Progress(**checkpoint["progress"])
         self.checkpoint_step = self.progress.step
         if self.processes.is_main:
@@ -438,7 +485,10 @@ def bf16_matmuls(mixed_precision: Union[bool, str], device: torch.device) -> Opt
     if device.type == "cuda":
         supported, hardware = torch.cuda.is_bf16_supported(), "this GPU"
     else:
-        supported = any(getattr(torch.cpu, check, lambda: False)() for check in ("_is_amx_tile_supported", "_is_avx512_bf16_supported"))
+        supported = any(
+            getattr(torch.cpu, check, lambda: False)()
+            for check in ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
+        )
         hardware = "this CPU (it has neither AMX nor avx512_bf16)"
     if mixed_precision is True and not supported:
         raise ValueError(
@@ -479,10 +529,18 @@ class StopSignals:
 
     def _handle(self, sig: int, frame) -> None:
         if self.received:
-            print(f"\n{signal.Signals(sig).name} again: exiting now, without a checkpoint of this step.", file=sys.stderr, flush=True)
+            print(
+                f"\n{signal.Signals(sig).name} again: exiting now, without a checkpoint of this step.",
+                file=sys.stderr,
+                flush=True,
+            )
             os._exit(130 if sig == signal.SIGINT else 143)
         self.received, self.name, self.number = True, signal.Signals(sig).name, sig
-        print(f"\n{self.name}: stopping after this step and writing a checkpoint (send it again to exit at once).", file=sys.stderr, flush=True)
+        print(
+            f"\n{self.name}: stopping after this step and writing a checkpoint (send it again to exit at once).",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _load_average() -> Optional[float]:
@@ -496,7 +554,10 @@ def _seed(seed: int) -> None:
 
 
 def _rng_state() -> Dict[str, Any]:
-    return {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+    }
 
 
 def _set_rng_state(state: Dict[str, Any]) -> None:

@@ -1,4 +1,5 @@
 """The language model's output vocabulary: <S>, </S>, <UNK>, then words by frequency."""
+
 from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterable, List, Sequence, Union

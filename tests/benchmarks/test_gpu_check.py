@@ -1,5 +1,6 @@
 """benchmarks/gpu_check.py, the one command for a GPU machine, as a CPU dry run: every figure
 is written and the CPU-vs-device parity check runs."""
+
 import json
 import os
 import subprocess
@@ -16,7 +17,9 @@ def test_gpu_check_dry_run_on_cpu_writes_every_figure(tmp_path):
         "--parity-preset", "tiny", "--batch-sizes", "2", "4", "--steps", "1", "--repeats", "1", "--batch-size", "4",
         "--lines", "200", "--out", str(out),
     ]  # fmt: skip
-    result = subprocess.run(command, cwd=REPO, env={**os.environ, "OMP_NUM_THREADS": "1"}, capture_output=True, text=True, timeout=1800)
+    result = subprocess.run(
+        command, cwd=REPO, env={**os.environ, "OMP_NUM_THREADS": "1"}, capture_output=True, text=True, timeout=1800
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(out.read_text())
     assert report["parity"]["within_1e-4"] is True and report["parity"]["fast_max_abs_diff"] <= 1e-4
@@ -24,4 +27,6 @@ def test_gpu_check_dry_run_on_cpu_writes_every_figure(tmp_path):
     assert isinstance(fp32, float) and fp32 > 0
     assert "bf16" in report["pretraining_tokens_per_second"]["tiny"]  # a rate, or why bf16 is not available here
     inference = report["inference_tokens_per_second"]["tiny"]
-    assert set(inference) == {"2", "4"} and all(set(v) == {"exact", "fast fp32", "fast bf16"} for v in inference.values())
+    assert set(inference) == {"2", "4"} and all(
+        set(v) == {"exact", "fast fp32", "fast bf16"} for v in inference.values()
+    )

@@ -1,5 +1,6 @@
 """What every command shares: --help says what it reads and writes with an example, and
 --gpu-id follows spaCy's convention (-1 the CPU; N >= 0 a clear error without CUDA)."""
+
 import pytest
 import torch
 from typer.testing import CliRunner
@@ -31,7 +32,9 @@ def test_help_says_what_it_reads_and_writes_with_an_example(command):
 
 def test_pretrain_gpu_id_sets_system_device(tmp_path, monkeypatch):
     seen = []
-    monkeypatch.setattr(pretrain_cli, "pretrain", lambda settings, output_dir: seen.append(settings.system.device) or {})
+    monkeypatch.setattr(
+        pretrain_cli, "pretrain", lambda settings, output_dir: seen.append(settings.system.device) or {}
+    )
     config = ["pretrain", "project/configs/pretrain_tiny.cfg", str(tmp_path / "out"), "--paths.train", "t.txt"]
     for extra in ([], ["--gpu-id", "-1"], ["-g", "-1", "--system.device", "cuda"]):
         result = CliRunner().invoke(app, [*config, *extra])
@@ -42,7 +45,10 @@ def test_pretrain_gpu_id_sets_system_device(tmp_path, monkeypatch):
 @no_cuda
 @pytest.mark.parametrize("command", ["pretrain", "perplexity"])
 def test_gpu_id_without_cuda_is_a_clear_error(command, tmp_path):
-    args = {"pretrain": ["project/configs/pretrain_tiny.cfg", str(tmp_path / "out")], "perplexity": [str(tmp_path), str(tmp_path)]}
+    args = {
+        "pretrain": ["project/configs/pretrain_tiny.cfg", str(tmp_path / "out")],
+        "perplexity": [str(tmp_path), str(tmp_path)],
+    }
     result = CliRunner().invoke(app, [command, *args[command], "--gpu-id", "0"])
     assert result.exit_code == 1 and "--gpu-id 0 asks for a GPU" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "out").exists()
@@ -51,6 +57,10 @@ def test_gpu_id_without_cuda_is_a_clear_error(command, tmp_path):
 @no_cuda
 def test_system_device_values():
     assert start_processes("cpu").device == torch.device("cpu")
-    for device, message in (("gpu", "must be auto, cpu, cuda or cuda:N"), ("cuda:x", "cuda:N"), ("cuda:0", "sees no GPU")):
+    for device, message in (
+        ("gpu", "must be auto, cpu, cuda or cuda:N"),
+        ("cuda:x", "cuda:N"),
+        ("cuda:0", "sees no GPU"),
+    ):
         with pytest.raises(ValueError, match=message):
             start_processes(device)

@@ -1,5 +1,6 @@
 """`python -m spacy_elmo embed`: allennlp elmo's HDF5 layout, the same vectors as the elmo
 component, every output and input form, errors with their line numbers, no partial files."""
+
 import json
 from itertools import count, islice
 
@@ -106,7 +107,11 @@ def test_options_and_weights_and_stdin(tiny_bilm_dir, sentences_file, all_layers
 def test_docbin_sentences_and_docs(tiny_bilm_dir, tmp_path):
     nlp = component(tiny_bilm_dir)
     docs = [
-        Doc(nlp.vocab, words=["EU", "rejects", "it", ".", "Peter", "agrees", "."], sent_starts=[True, False, False, False, True, False, False]),
+        Doc(
+            nlp.vocab,
+            words=["EU", "rejects", "it", ".", "Peter", "agrees", "."],
+            sent_starts=[True, False, False, False, True, False, False],
+        ),
         Doc(nlp.vocab, words=["No", "sentence", "boundaries", "here"]),
         Doc(nlp.vocab, words=["a", "\n\n", "b", "c"]),  # a whitespace token: a zero row, as in doc._.elmo_layers
         Doc(nlp.vocab, words=[]),  # no sentence
@@ -156,7 +161,11 @@ def test_model_and_option_errors(tiny_bilm_dir, sentences_file, tmp_path):
     cases = [
         ([tmp_path / "missing"], 1, "biLM folder not found"),
         (["--bilm", sentences_file.parent], 1, "is not a biLM folder: it has no options.json"),
-        (["--options", tiny_bilm_dir / "options.json", "--weights", tmp_path / "none.hdf5"], 1, "ELMo weight file not found"),
+        (
+            ["--options", tiny_bilm_dir / "options.json", "--weights", tmp_path / "none.hdf5"],
+            1,
+            "ELMo weight file not found",
+        ),
         ([], 2, "No biLM: pass a folder"),
         ([tiny_bilm_dir, "--options", tiny_bilm_dir / "options.json"], 2, "not both"),
         ([tiny_bilm_dir, "--top", "--average"], 2, "Choose one output"),

@@ -1,5 +1,6 @@
 """`python -m spacy_elmo init-config`: the reference recipe, configs that `spacy debug config`
 accepts and `spacy train` runs without --code, sizes, and errors."""
+
 import os
 import random
 import subprocess
@@ -52,18 +53,26 @@ def test_ner_efficiency_config_is_the_reference_recipe(tiny_bilm_dir):
     assert generated["paths"]["elmo_options"] == str((tiny_bilm_dir / "options.json").resolve())
     assert generated["paths"]["elmo_weights"] == str((tiny_bilm_dir / "weights.hdf5").resolve())
     reference = spacy.util.load_config(REPO / "project" / "configs" / "ner_elmo.cfg", interpolate=False)
-    reference["paths"].update(elmo_options=generated["paths"]["elmo_options"], elmo_weights=generated["paths"]["elmo_weights"])
+    reference["paths"].update(
+        elmo_options=generated["paths"]["elmo_options"], elmo_weights=generated["paths"]["elmo_weights"]
+    )
     filled = spacy.util.load_model_from_config(reference, auto_fill=True).config
     assert without_paths(generated) == without_paths(filled)
 
 
 def test_ner_config_trains_in_process(tiny_bilm_dir, corpus, tmp_path):
-    result = CliRunner().invoke(app, ["init-config", str(tmp_path / "ner.cfg"), "--pipeline", "ner", "--bilm", str(tiny_bilm_dir)])
+    result = CliRunner().invoke(
+        app, ["init-config", str(tmp_path / "ner.cfg"), "--pipeline", "ner", "--bilm", str(tiny_bilm_dir)]
+    )
     assert result.exit_code == 0, result.output
     config = spacy.util.load_config(tmp_path / "ner.cfg")
     assert config["nlp"]["pipeline"] == ["elmo", "ner"]
     assert config["components"]["ner"]["model"]["tok2vec"]["elmo"]["@architectures"] == "spacy-elmo.ElmoListener.v1"
-    train(tmp_path / "ner.cfg", tmp_path / "out", overrides={**corpus, "training.max_steps": 2, "training.eval_frequency": 1})
+    train(
+        tmp_path / "ner.cfg",
+        tmp_path / "out",
+        overrides={**corpus, "training.max_steps": 2, "training.eval_frequency": 1},
+    )
     nlp = spacy.load(tmp_path / "out" / "model-last")
     assert nlp.pipe_names == ["elmo", "ner"] and nlp.get_pipe("elmo").listening_components == ["ner"]
     assert set(nlp.get_pipe("ner").labels) == {"PER", "LOC", "ORG"}
@@ -76,13 +85,34 @@ def test_ner_and_textcat_config_passes_debug_config_and_spacy_train(tiny_bilm_di
     assert result.exit_code == 0, result.output
     config = spacy.util.load_config(output)
     assert config["nlp"]["pipeline"] == ["elmo", "ner", "textcat"]
-    assert config["training"]["score_weights"]["ents_f"] == 0.5 and config["training"]["score_weights"]["cats_score"] == 0.5
+    assert (
+        config["training"]["score_weights"]["ents_f"] == 0.5
+        and config["training"]["score_weights"]["cats_score"] == 0.5
+    )
     paths = [arg for key, value in corpus.items() for arg in (f"--{key}", value)]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     spacy_cli = [sys.executable, "-m", "spacy"]
-    debug = subprocess.run([*spacy_cli, "debug", "config", str(output), *paths], capture_output=True, text=True, cwd=REPO, env=env, timeout=1800)
+    debug = subprocess.run(
+        [*spacy_cli, "debug", "config", str(output), *paths],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=1800,
+    )
     assert debug.returncode == 0 and "Config is valid" in debug.stdout, debug.stdout + debug.stderr
-    command = [*spacy_cli, "train", str(output), "--output", str(tmp_path / "out"), *paths, "--training.max_steps", "2", "--training.eval_frequency", "1"]
+    command = [
+        *spacy_cli,
+        "train",
+        str(output),
+        "--output",
+        str(tmp_path / "out"),
+        *paths,
+        "--training.max_steps",
+        "2",
+        "--training.eval_frequency",
+        "1",
+    ]
     run = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env, timeout=1800)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     nlp = spacy.load(tmp_path / "out" / "model-last")
@@ -94,8 +124,16 @@ def test_every_component_optimize_and_gpu(tiny_bilm_dir):
     for name in task_components():
         config = init_config([name], tiny_bilm_dir, optimize="accuracy", gpu=True, lang="de")
         tok2vec = config["components"][name]["model"]["tok2vec"]
-        assert (tok2vec["width"], tok2vec["embed"]["width"], tok2vec["encode"]["width"], tok2vec["encode"]["depth"]) == (256, 256, 256, 8)
-        assert config["system"]["gpu_allocator"] == "pytorch" and config["components"]["elmo"]["model"]["max_batch_tokens"] == 16384
+        assert (
+            tok2vec["width"],
+            tok2vec["embed"]["width"],
+            tok2vec["encode"]["width"],
+            tok2vec["encode"]["depth"],
+        ) == (256, 256, 256, 8)
+        assert (
+            config["system"]["gpu_allocator"] == "pytorch"
+            and config["components"]["elmo"]["model"]["max_batch_tokens"] == 16384
+        )
         assert config["nlp"]["lang"] == "de"
         spacy.util.load_model_from_config(config, auto_fill=False, validate=True)
     assert set(task_components()) >= {"ner", "textcat", "textcat_multilabel", "tagger", "parser"}
@@ -104,9 +142,17 @@ def test_every_component_optimize_and_gpu(tiny_bilm_dir):
 def test_init_config_errors(tiny_bilm_dir, tmp_path):
     runner = CliRunner()
     cases = [
-        (["--pipeline", "ner,lemmatizer", "--bilm", str(tiny_bilm_dir)], 2, "--pipeline takes distinct task components from ner"),
+        (
+            ["--pipeline", "ner,lemmatizer", "--bilm", str(tiny_bilm_dir)],
+            2,
+            "--pipeline takes distinct task components from ner",
+        ),
         (["--pipeline", "ner,ner", "--bilm", str(tiny_bilm_dir)], 2, "distinct"),
-        (["--pipeline", "ner", "--bilm", str(tiny_bilm_dir), "--optimize", "speed"], 2, "--optimize must be efficiency or accuracy"),
+        (
+            ["--pipeline", "ner", "--bilm", str(tiny_bilm_dir), "--optimize", "speed"],
+            2,
+            "--optimize must be efficiency or accuracy",
+        ),
         (["--pipeline", "ner", "--bilm", str(tmp_path / "missing")], 1, "biLM folder not found"),
         (["--pipeline", "ner", "--bilm", str(tmp_path)], 1, "is not a biLM folder: it has no options.json"),
     ]

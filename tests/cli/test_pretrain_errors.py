@@ -1,5 +1,6 @@
 """Everyday mistakes on the pretrain command line end in one line that names the setting and
 the fix, not a traceback."""
+
 from pathlib import Path
 
 import pytest
@@ -31,14 +32,22 @@ def _error(result, code: int = 1) -> str:
 @pytest.mark.parametrize(
     "override, expected",
     [
-        (["--training.max_steps", "abc"], "training.max_steps must be an integer, got 'abc'. Example: --training.max_steps 1000."),
-        (["--training.max_steps"], "training.max_steps must be an integer, got True (a command-line flag without a value?)"),
+        (
+            ["--training.max_steps", "abc"],
+            "training.max_steps must be an integer, got 'abc'. Example: --training.max_steps 1000.",
+        ),
+        (
+            ["--training.max_steps"],
+            "training.max_steps must be an integer, got True (a command-line flag without a value?)",
+        ),
         (["--objective.dropout", "high"], "objective.dropout must be a number, got 'high'"),
         (["--system.mixed_precision", "maybe"], 'system.mixed_precision must be true, false or "auto"'),
     ],
 )
 def test_a_bad_value_names_the_setting_and_its_type(tmp_path, text, override, expected):
-    result = CliRunner().invoke(app, ["pretrain", CONFIG, str(tmp_path / "out"), "--paths.train", str(text), *MICRO, *override])
+    result = CliRunner().invoke(
+        app, ["pretrain", CONFIG, str(tmp_path / "out"), "--paths.train", str(text), *MICRO, *override]
+    )
     assert expected in _error(result, code=2)
 
 
@@ -58,11 +67,43 @@ def test_perplexity_of_a_sentence_instead_of_a_file_names_its_argument(tiny_bilm
 
 def test_a_checkpoint_of_another_model_size_names_the_way_out(tmp_path, text):
     out = str(tmp_path / "out")
-    first = CliRunner().invoke(app, ["pretrain", CONFIG, out, "--paths.train", str(text), *MICRO, "--training.max_steps", "2", "--training.eval_every", "2"])
+    first = CliRunner().invoke(
+        app,
+        [
+            "pretrain",
+            CONFIG,
+            out,
+            "--paths.train",
+            str(text),
+            *MICRO,
+            "--training.max_steps",
+            "2",
+            "--training.eval_every",
+            "2",
+        ],
+    )
     assert first.exit_code == 0, first.output
-    result = CliRunner().invoke(app, ["pretrain", CONFIG, out, "--paths.train", str(text), *MICRO, "--training.max_steps", "4", "--model.lstm_dim", "24"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "pretrain",
+            CONFIG,
+            out,
+            "--paths.train",
+            str(text),
+            *MICRO,
+            "--training.max_steps",
+            "4",
+            "--model.lstm_dim",
+            "24",
+        ],
+    )
     line = _error(result)
-    assert "is a run of another model or vocabulary" in line and "--training.resume false" in line and "new output folder" in line
+    assert (
+        "is a run of another model or vocabulary" in line
+        and "--training.resume false" in line
+        and "new output folder" in line
+    )
     again = CliRunner().invoke(app, ["pretrain", CONFIG, out, "--paths.train", str(text), *MICRO, "--training.max_steps", "2",
                                      "--model.lstm_dim", "24", "--training.resume", "false"])  # fmt: skip
     assert again.exit_code == 0, again.output
@@ -70,8 +111,12 @@ def test_a_checkpoint_of_another_model_size_names_the_way_out(tmp_path, text):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 def test_cuda_without_a_gpu_names_the_setting(tmp_path, text):
-    result = CliRunner().invoke(app, ["pretrain", CONFIG, str(tmp_path / "out"), "--paths.train", str(text), *MICRO, "--system.device", "cuda"])
-    assert "system.device is cuda but torch sees no GPU; use --system.device auto (or cpu, --gpu-id -1)." in _error(result)
+    result = CliRunner().invoke(
+        app, ["pretrain", CONFIG, str(tmp_path / "out"), "--paths.train", str(text), *MICRO, "--system.device", "cuda"]
+    )
+    assert "system.device is cuda but torch sees no GPU; use --system.device auto (or cpu, --gpu-id -1)." in _error(
+        result
+    )
 
 
 def test_verbose_adds_the_traceback_to_the_error(tmp_path, text):
@@ -80,4 +125,6 @@ def test_verbose_adds_the_traceback_to_the_error(tmp_path, text):
     assert "Text path not found" in _error(quiet)
     verbose = CliRunner().invoke(app, ["--verbose", *args])
     assert verbose.exit_code == 1 and "Traceback (most recent call last)" in verbose.output
-    assert "CorpusError: Text path not found" in verbose.output and verbose.output.rstrip().splitlines()[-1].startswith("Error: Text path not found")
+    assert "CorpusError: Text path not found" in verbose.output and verbose.output.rstrip().splitlines()[-1].startswith(
+        "Error: Text path not found"
+    )

@@ -1,8 +1,9 @@
 """options.json + weights.hdf5: bit-exact round trip and clear errors for bad files."""
+
 import json
 import os
-import stat
 import shutil
+import stat
 from pathlib import Path
 
 import h5py
@@ -10,14 +11,26 @@ import numpy
 import pytest
 import torch
 
-from spacy_elmo.formats.allennlp import ElmoFormatError, config_from_options, config_to_options, load_bilm, read_options, save_bilm
+from spacy_elmo.formats.allennlp import (
+    ElmoFormatError,
+    config_from_options,
+    config_to_options,
+    load_bilm,
+    read_options,
+    save_bilm,
+)
 from spacy_elmo.model import BiLM, BiLMConfig
 
 FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "data" / "elmo_fixtures"
 needs_fixtures = pytest.mark.skipif(not FIXTURES.exists(), reason="../shared/data/elmo_fixtures is absent")
 
 TINY = BiLMConfig(
-    char_embedding_dim=4, filters=[(1, 4), (2, 8)], n_highway=1, lstm_dim=12, projection_dim=6, use_skip_connections=True
+    char_embedding_dim=4,
+    filters=[(1, 4), (2, 8)],
+    n_highway=1,
+    lstm_dim=12,
+    projection_dim=6,
+    use_skip_connections=True,
 )
 
 

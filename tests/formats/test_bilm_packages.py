@@ -1,4 +1,5 @@
 """biLM packages: built from a biLM folder, installed, found by name and as the default."""
+
 import json
 import shutil
 import subprocess
@@ -29,7 +30,17 @@ def test_installed_package_gives_the_folders_vectors_by_name_and_as_default(tiny
     built = package_bilm(folder, tmp_path / "dist", DEFAULT_BILM, "0.0.1")
     assert sorted(p.name for p in built) == [f"{DEFAULT_BILM}-0.0.1-py3-none-any.whl", f"{DEFAULT_BILM}-0.0.1.tar.gz"]
     wheel = next(p for p in built if p.suffix == ".whl")
-    install = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(tmp_path / "site"), str(wheel)]
+    install = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--no-deps",
+        "--target",
+        str(tmp_path / "site"),
+        str(wheel),
+    ]
     result = subprocess.run(install, capture_output=True, text=True, timeout=1800)
     assert result.returncode == 0, result.stderr[-3000:]
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
@@ -39,10 +50,15 @@ def test_installed_package_gives_the_folders_vectors_by_name_and_as_default(tiny
         numpy.testing.assert_array_equal(_vectors({"bilm": DEFAULT_BILM}), expected)
         numpy.testing.assert_array_equal(_vectors({}), expected)  # the default biLM
         numpy.testing.assert_array_equal(
-            _vectors({"options_file": str(folder / "options.json"), "weight_file": str(folder / "weights.hdf5")}), expected
+            _vectors({"options_file": str(folder / "options.json"), "weight_file": str(folder / "weights.hdf5")}),
+            expected,
         )
         listed = CliRunner().invoke(app, ["info"])
-        assert listed.exit_code == 0 and f"{DEFAULT_BILM} 0.0.1 (default)" in listed.output and "license: MIT" in listed.output
+        assert (
+            listed.exit_code == 0
+            and f"{DEFAULT_BILM} 0.0.1 (default)" in listed.output
+            and "license: MIT" in listed.output
+        )
         (row,) = json.loads(CliRunner().invoke(app, ["info", "--json"]).output)
         from spacy_elmo import BiLM
         from spacy_elmo.formats import read_options
@@ -55,9 +71,14 @@ def test_installed_package_gives_the_folders_vectors_by_name_and_as_default(tiny
 
 def test_unknown_biLM_name_and_missing_default_are_one_line_errors(monkeypatch):
     monkeypatch.setattr("spacy_elmo.formats.packages.entry_points", lambda group: [])
-    with pytest.raises(ValueError, match=r"No biLM 'en_elmo_nope': it is neither a folder with options.json nor an installed biLM package \(installed: none; build one with `python -m spacy_elmo package-bilm"):
+    with pytest.raises(
+        ValueError,
+        match=r"No biLM 'en_elmo_nope': it is neither a folder with options.json nor an installed biLM package \(installed: none; build one with `python -m spacy_elmo package-bilm",
+    ):
         _vectors({"bilm": "en_elmo_nope"})
-    with pytest.raises(ValueError, match=f"No biLM given and the default '{DEFAULT_BILM}' is not installed. Give one as model.bilm"):
+    with pytest.raises(
+        ValueError, match=f"No biLM given and the default '{DEFAULT_BILM}' is not installed. Give one as model.bilm"
+    ):
         _vectors({})
 
 

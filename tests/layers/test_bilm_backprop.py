@@ -1,6 +1,7 @@
 """The biLM layer's backward pass equals torch autograd on the exact path (BiLM.forward on
 the same sequences, built by hand): each sequence's gradient is gathered from its Doc's
 token positions, whitespace tokens are skipped, and several biLM batches add up."""
+
 import copy
 from typing import Dict, List, Tuple
 
@@ -85,8 +86,9 @@ def test_layer_backprop_equals_autograd_on_the_exact_path():
         assert error <= RELATIVE_TOLERANCE * scale, (name, error, scale)
     # The forward pass agrees too (exact path in both).
     for row, (d, positions) in enumerate(SEQUENCES):
-        numpy.testing.assert_allclose(outputs[d].layers[:, positions], out.layers[:, row, : len(positions)].detach().numpy(), atol=1e-5)
+        numpy.testing.assert_allclose(
+            outputs[d].layers[:, positions], out.layers[:, row, : len(positions)].detach().numpy(), atol=1e-5
+        )
     for d, doc in enumerate(docs):
         spaces = [t.i for t in doc if t.is_space]
         assert not outputs[d].layers[:, spaces].any()
-

@@ -1,5 +1,6 @@
 """Thinc layers: the biLM layer against the torch BiLM, the numpy mix against ScalarMix,
 the feature cache, sequence splitting and gradients."""
+
 import numpy
 import pytest
 import spacy
@@ -9,13 +10,26 @@ from thinc.api import Adam
 
 from spacy_elmo.chars import CharacterIds
 from spacy_elmo.formats.allennlp import load_bilm
-from spacy_elmo.layers import DocLayers, ElmoBiLM, FeatureCache, ScalarMixLayer, get_bilm, get_feature_cache, mix_weights
+from spacy_elmo.layers import (
+    DocLayers,
+    ElmoBiLM,
+    FeatureCache,
+    ScalarMixLayer,
+    get_bilm,
+    get_feature_cache,
+    mix_weights,
+)
 from spacy_elmo.layers.sequences import doc_sequences, segment_ids, sequence_ranges
 from spacy_elmo.model import ScalarMix
 
 # model.predict runs the fast path (FastBiLM), which equals the exact path within 1e-4 in fp32.
 FAST_TOLERANCE = 1e-4
-SENTENCES = [["The", "biLM", "reads", "both", "ways", "."], ["Short", "one"], ["A"], ["Another", "sentence", "of", "five", "words"]]
+SENTENCES = [
+    ["The", "biLM", "reads", "both", "ways", "."],
+    ["Short", "one"],
+    ["A"],
+    ["Another", "sentence", "of", "five", "words"],
+]
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +38,9 @@ def vocab():
 
 
 def _bilm_layer(fixture_dir, **kwargs):
-    model = ElmoBiLM(options_file=str(fixture_dir / "options.json"), weight_file=str(fixture_dir / "lm_weights.hdf5"), **kwargs)
+    model = ElmoBiLM(
+        options_file=str(fixture_dir / "options.json"), weight_file=str(fixture_dir / "lm_weights.hdf5"), **kwargs
+    )
     model.initialize()
     return model
 
@@ -53,7 +69,9 @@ def test_sentences_are_separate_sequences_and_spaces_are_skipped(fixture_dir, vo
     (output,) = model.predict([doc])
     assert sequence_ranges(doc, 256) == [(0, 3), (3, 8)]
     assert output.segments.tolist() == [0, 0, -1, 1, 1, 1, 1, 1]
-    numpy.testing.assert_allclose(output.layers[:, :2], _reference(fixture_dir, ["Short", "one"]), atol=FAST_TOLERANCE, rtol=0)
+    numpy.testing.assert_allclose(
+        output.layers[:, :2], _reference(fixture_dir, ["Short", "one"]), atol=FAST_TOLERANCE, rtol=0
+    )
     assert not output.layers[:, 2].any()
     numpy.testing.assert_allclose(output.layers[:, 3:], _reference(fixture_dir, words[3:]), atol=FAST_TOLERANCE, rtol=0)
 

@@ -1,6 +1,7 @@
 """ELMo listeners and ElmoEmbed: grad_factor scales the gradient that reaches the biLM, the
 gradients of several trainable listeners add up, ElmoEmbed fine-tunes its own biLM, and the
 listener's errors name the problem."""
+
 from typing import Dict, List, Optional, Sequence
 
 import numpy
@@ -21,7 +22,10 @@ Grads = Dict[str, Optional[torch.Tensor]]
 
 
 def _examples(nlp: Language) -> List[Example]:
-    return [Example.from_dict(Doc(nlp.vocab, words=words), {"cats": {"A": float(i % 2), "B": float(1 - i % 2)}}) for i, words in enumerate(SENTENCES)]
+    return [
+        Example.from_dict(Doc(nlp.vocab, words=words), {"cats": {"A": float(i % 2), "B": float(1 - i % 2)}})
+        for i, words in enumerate(SENTENCES)
+    ]
 
 
 def _textcat(grad_factor: float) -> Dict:
@@ -122,7 +126,9 @@ def test_listener_rejects_another_batch_than_the_elmo_components():
     (listener,) = elmo.listeners
     examples = _examples(nlp)
     elmo.update(examples[:2])
-    with pytest.raises(ValueError, match=r"ElmoListener got a batch \(id \d+\) other than the one the 'elmo' component last ran on"):
+    with pytest.raises(
+        ValueError, match=r"ElmoListener got a batch \(id \d+\) other than the one the 'elmo' component last ran on"
+    ):
         listener.begin_update([eg.predicted for eg in examples[1:]])
 
 
@@ -202,7 +208,9 @@ def test_replaced_listener_fine_tunes_a_copy_of_the_bilm():
     layers_before = elmo(Doc(nlp.vocab, words=SENTENCES[0]))._.elmo_layers
     nlp.replace_listeners("elmo", "textcat_0", ["model.tok2vec"])
     (grad_factor,) = [node for node in nlp.get_pipe("textcat_0").model.walk() if node.name == "elmo_grad_factor"]
-    (model,) = [node for node in nlp.get_pipe("textcat_0").model.walk() if node.layers and node.layers[0] is grad_factor]
+    (model,) = [
+        node for node in nlp.get_pipe("textcat_0").model.walk() if node.layers and node.layers[0] is grad_factor
+    ]
     own = get_bilm(grad_factor.layers[0])
     assert own is not get_bilm(elmo.model)
     docs = _docs()

@@ -1,5 +1,6 @@
 """No stale vectors: after any change of the biLM weights, the fast path, the token-vector
 cache and the feature cache give the exact path's output on the current weights."""
+
 import numpy
 import pytest
 import spacy

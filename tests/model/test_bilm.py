@@ -1,4 +1,5 @@
 """Behaviour of the biLM module: batch invariance, unusual tokens, states, dtype."""
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -8,9 +9,30 @@ from spacy_elmo.chars import CharacterIds
 from spacy_elmo.model import BiLM, BiLMConfig, ScalarMix, preset
 
 CONFIG = BiLMConfig(
-    char_embedding_dim=4, filters=[(1, 4), (2, 8), (3, 8)], n_highway=1, lstm_dim=24, projection_dim=8, use_skip_connections=True
+    char_embedding_dim=4,
+    filters=[(1, 4), (2, 8), (3, 8)],
+    n_highway=1,
+    lstm_dim=24,
+    projection_dim=8,
+    use_skip_connections=True,
 )
-WORDS = ["the", "cat", "sat", ".", ",", " ", "\n", "<S>", "</S>", "x" * 60, "日本語", "😀👍🏽", "e\u0301", "Straße", "naïve"]
+WORDS = [
+    "the",
+    "cat",
+    "sat",
+    ".",
+    ",",
+    " ",
+    "\n",
+    "<S>",
+    "</S>",
+    "x" * 60,
+    "日本語",
+    "😀👍🏽",
+    "e\u0301",
+    "Straße",
+    "naïve",
+]
 sentences = st.lists(st.sampled_from(WORDS), min_size=1, max_size=12)
 
 
@@ -114,7 +136,10 @@ def test_scalar_mix_weights_gamma_and_per_sentence_layer_norm():
         ({"char_embedding_dim": 0}, "char_embedding_dim must be positive, got 0"),
         ({"n_highway": -1}, "n_highway must be >= 0, got -1"),
         ({"n_characters": 300}, "n_characters must be 261 or 262"),
-        ({"max_characters_per_token": 0, "filters": [(1, 4)]}, "max_characters_per_token must be at least 3 for begin, one byte and end, got 0"),
+        (
+            {"max_characters_per_token": 0, "filters": [(1, 4)]},
+            "max_characters_per_token must be at least 3 for begin, one byte and end, got 0",
+        ),
     ],
 )
 def test_bad_config_values_are_named(changes, message):
@@ -133,7 +158,9 @@ def test_config_rejects_fewer_than_three_character_slots():
 
 
 def test_unknown_preset_names_the_choices():
-    with pytest.raises(ValueError, match=r"Unknown biLM preset 'huge'; choose one of \['medium', 'mid', 'original', 'small', 'tiny'\]"):
+    with pytest.raises(
+        ValueError, match=r"Unknown biLM preset 'huge'; choose one of \['medium', 'mid', 'original', 'small', 'tiny'\]"
+    ):
         preset("huge")
     copy = preset("tiny")
     copy.filters.append((6, 8))

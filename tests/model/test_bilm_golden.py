@@ -1,4 +1,5 @@
 """The biLM against the golden outputs of the original TensorFlow code (both fixtures)."""
+
 import json
 from pathlib import Path
 
@@ -12,7 +13,12 @@ from spacy_elmo.formats.allennlp import load_bilm
 
 FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "data" / "elmo_fixtures"
 CASES = {
-    "allennlp": ("allennlp/options.json", "allennlp/lm_weights.hdf5", "allennlp/sentences.json", "allennlp/lm_embeddings_{}.hdf5"),
+    "allennlp": (
+        "allennlp/options.json",
+        "allennlp/lm_weights.hdf5",
+        "allennlp/sentences.json",
+        "allennlp/lm_embeddings_{}.hdf5",
+    ),
     "bilm-tf": (
         "bilm-tf/model/options.json",
         "bilm-tf/model/lm_weights.hdf5",

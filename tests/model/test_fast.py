@@ -1,4 +1,5 @@
 """The inference fast path (FastBiLM) equals the exact path (BiLM.forward) within 1e-4 in fp32."""
+
 import json
 from pathlib import Path
 
@@ -8,12 +9,16 @@ import torch
 from spacy_elmo.chars import CharacterIds
 from spacy_elmo.formats.allennlp import load_bilm
 from spacy_elmo.model import BiLM, preset
-from spacy_elmo.model.fast import FastBiLM, _best_split, _PADDING_CHAR, pool_by_length, pool_characters
+from spacy_elmo.model.fast import _PADDING_CHAR, FastBiLM, _best_split, pool_by_length, pool_characters
 
 FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "data" / "elmo_fixtures"
 FIXTURE_MODELS = {
     "allennlp": ("allennlp/options.json", "allennlp/lm_weights.hdf5", "allennlp/sentences.json"),
-    "bilm-tf": ("bilm-tf/model/options.json", "bilm-tf/model/lm_weights.hdf5", "bilm-tf/model/lm_embeddings_sentences.json"),
+    "bilm-tf": (
+        "bilm-tf/model/options.json",
+        "bilm-tf/model/lm_weights.hdf5",
+        "bilm-tf/model/lm_embeddings_sentences.json",
+    ),
 }
 TOLERANCE = 1e-4
 # Short sentences with the awkward cases: an empty row, one token, a token longer than the 50

@@ -1,9 +1,10 @@
 """Real-size check: the fast path equals the exact path within 1e-4 on the
 published 'original' sizes (random weights) for a batch long enough to need several chunks
 of input gates and with a state carried from one batch to the next."""
-import torch
 
+import torch
 from project_scripts import load_script
+
 from spacy_elmo.chars import CharacterIds
 from spacy_elmo.model import BiLM, preset
 from spacy_elmo.model.fast import FastBiLM

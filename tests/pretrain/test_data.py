@@ -1,4 +1,5 @@
 """Pretraining input: text files, their problems, sentences, vocabulary and batches."""
+
 import gzip
 import json
 from collections import Counter

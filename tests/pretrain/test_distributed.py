@@ -1,5 +1,6 @@
 """torchrun with 2 gloo processes trains exactly like 1 process with the same global batch,
 resumes where it stopped, and refuses a checkpoint of another number of processes."""
+
 import json
 import os
 import shutil
@@ -51,14 +52,37 @@ def text(tmp_path_factory) -> Path:
 
 
 def overrides(text: Path, mode: str = "stream", max_steps: int = 6) -> Dict[str, Any]:
-    return {**OVERRIDES, "paths.train": str(text), "paths.dev": str(text), "data.mode": mode, "training.max_steps": max_steps}
+    return {
+        **OVERRIDES,
+        "paths.train": str(text),
+        "paths.dev": str(text),
+        "data.mode": mode,
+        "training.max_steps": max_steps,
+    }
 
 
 def torchrun(output_dir: Path, settings: Dict[str, Any]) -> subprocess.CompletedProcess:
     """`pretrain` under torchrun with 2 gloo processes."""
-    args = [a for key, value in settings.items() for a in (f"--{key}", value if isinstance(value, str) else json.dumps(value))]
+    args = [
+        a
+        for key, value in settings.items()
+        for a in (f"--{key}", value if isinstance(value, str) else json.dumps(value))
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "spacy_elmo", "pretrain", str(CONFIG), str(output_dir), *args]
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "spacy_elmo",
+        "pretrain",
+        str(CONFIG),
+        str(output_dir),
+        *args,
+    ]
     run = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stderr[-3000:]
     return run
@@ -95,7 +119,9 @@ def test_two_gloo_processes_match_one_process(tmp_path, text, two_process_run, m
     for a, b in zip(*logs):
         assert b["tokens"] == a["tokens"]
         assert b["train_loss"] == pytest.approx(a["train_loss"], rel=LOSS_TOLERANCE)
-    assert logs[1][-1]["dev_perplexity"]["mean"] == pytest.approx(logs[0][-1]["dev_perplexity"]["mean"], rel=LOSS_TOLERANCE)
+    assert logs[1][-1]["dev_perplexity"]["mean"] == pytest.approx(
+        logs[0][-1]["dev_perplexity"]["mean"], rel=LOSS_TOLERANCE
+    )
     (lm1, _), (lm2, _) = load_model_dir(one / "model-last"), load_model_dir(two / "model-last")
     for (name, p1), (_, p2) in zip(lm1.named_parameters(), lm2.named_parameters()):
         assert torch.allclose(p1, p2, atol=WEIGHT_TOLERANCE), (name, (p1 - p2).abs().max())
@@ -129,7 +155,10 @@ def test_two_process_run_resumed_from_its_checkpoint_continues_the_straight_run(
 def test_resuming_with_another_number_of_processes_is_refused(tmp_path, text, two_process_run):
     out = tmp_path / "run"
     shutil.copytree(two_process_run("stream", 3), out)
-    with pytest.raises(ValueError, match=r"checkpoint.pt was written by 2 process\(es\), this run has 1: resume with the same number of processes, or start afresh with --training.resume false"):
+    with pytest.raises(
+        ValueError,
+        match=r"checkpoint.pt was written by 2 process\(es\), this run has 1: resume with the same number of processes, or start afresh with --training.resume false",
+    ):
         pretrain(load_settings(CONFIG, overrides(text, "stream", 6)), out)
     assert [r["step"] for r in records(out)] == [1, 2, 3], "the refused resume changed the log"
     assert torch.load(out / "checkpoint.pt", weights_only=False)["world_size"] == 2

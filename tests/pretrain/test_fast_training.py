@@ -3,6 +3,7 @@ path's loss and gradients on a fixed batch: repeated tokens, long tokens, paddin
 LSTM state, clipping. fp32 rounding differs between the two (the exact path's Conv1d alone
 is ~1e-5 from float64 on the char embedding's gradient), so both are held to the exact path
 in float64."""
+
 import pytest
 import torch
 
@@ -45,7 +46,10 @@ def _loss_and_gradients(lm, batch, state, negatives, sampler, fast):
 def _state(lm, rows, dtype):
     generator = torch.Generator().manual_seed(1)
     zero = lm.bilm.lstm.zero_state(rows, torch.zeros(1, dtype=dtype))
-    return LstmState(torch.randn(zero.hidden.shape, generator=generator, dtype=dtype), torch.randn(zero.cell.shape, generator=generator, dtype=dtype))
+    return LstmState(
+        torch.randn(zero.hidden.shape, generator=generator, dtype=dtype),
+        torch.randn(zero.cell.shape, generator=generator, dtype=dtype),
+    )
 
 
 def _relative(a, b):
@@ -68,7 +72,9 @@ def test_fast_training_path_equals_exact_path(objective):
         assert _relative(fast[name], exact[name]) <= 1e-6, name
     # fp32 fast path against the float64 exact path: within 1e-5 relative
     lm32 = lm.float()
-    fast32_loss, fast32 = _loss_and_gradients(lm32, batch, LstmState(*(s.float() for s in state)), negatives, sampler, fast=True)
+    fast32_loss, fast32 = _loss_and_gradients(
+        lm32, batch, LstmState(*(s.float() for s in state)), negatives, sampler, fast=True
+    )
     assert _relative(fast32_loss, exact_loss) <= 1e-5
     for name in exact:
         assert _relative(fast32[name], exact[name]) <= 1e-5, name
@@ -79,9 +85,13 @@ def test_lstm_stack_gradients_reach_inputs_and_state():
     lstm = lm.bilm.lstm
     generator = torch.Generator().manual_seed(3)
     inputs = torch.randn(2, 4, 6, lstm.config.projection_dim, generator=generator, dtype=torch.float64)
-    mask = torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 0]], dtype=torch.bool)
+    mask = torch.tensor(
+        [[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 0]], dtype=torch.bool
+    )
     state = _state(lm, 4, torch.float64)
-    upstream = [torch.randn(inputs.shape, generator=generator, dtype=torch.float64) for _ in range(lstm.config.n_layers)]
+    upstream = [
+        torch.randn(inputs.shape, generator=generator, dtype=torch.float64) for _ in range(lstm.config.n_layers)
+    ]
 
     def run(forward):
         x, h0, c0 = (t.clone().requires_grad_() for t in (inputs, state.hidden, state.cell))
@@ -119,7 +129,10 @@ def test_mixed_precision_setting(monkeypatch):
     for check in ("_is_amx_tile_supported", "_is_avx512_bf16_supported"):
         monkeypatch.setattr(torch.cpu, check, lambda: False, raising=False)
     assert train_module.bf16_matmuls("auto", cpu) is None
-    with pytest.raises(ValueError, match=r"mixed_precision = true asks for bf16 matmuls, which this CPU .*AMX.*avx512_bf16.*mixed_precision false"):
+    with pytest.raises(
+        ValueError,
+        match=r"mixed_precision = true asks for bf16 matmuls, which this CPU .*AMX.*avx512_bf16.*mixed_precision false",
+    ):
         train_module.bf16_matmuls(True, cpu)
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: True, raising=False)
     assert train_module.bf16_matmuls("auto", cpu) is torch.bfloat16

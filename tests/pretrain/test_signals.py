@@ -1,5 +1,6 @@
 """SIGTERM/SIGINT stop pretraining after the current step with a checkpoint of that step;
 rerunning the same command resumes there."""
+
 import json
 import os
 import signal
@@ -46,13 +47,22 @@ def test_sigterm_writes_a_checkpoint_of_the_current_step_and_the_rerun_resumes(t
     step = checkpoint["progress"]["step"]
     assert step >= 3 and f"Stopped at step {step}; checkpoint kept; rerun the same command to resume." in stderr
     assert "Traceback" not in stderr
-    assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()] == list(range(1, step + 1))
+    assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()] == list(
+        range(1, step + 1)
+    )
     (segment,) = [json.loads(line) for line in (out / "segments.jsonl").read_text().splitlines()]
     assert (segment["start_step"], segment["end_step"], segment["ended"]) == (0, step, "stopped by SIGTERM")
 
-    rerun = subprocess.run(_command(text, out, step + 2), cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
+    rerun = subprocess.run(
+        _command(text, out, step + 2), cwd=REPO, env=env, capture_output=True, text=True, timeout=1800
+    )
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     assert f"at step {step}" in rerun.stderr and "Resuming" in rerun.stderr
-    assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()] == list(range(1, step + 3))
+    assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()] == list(
+        range(1, step + 3)
+    )
     segments = [json.loads(line) for line in (out / "segments.jsonl").read_text().splitlines()]
-    assert [(s["start_step"], s["end_step"], s["ended"]) for s in segments] == [(0, step, "stopped by SIGTERM"), (step, step + 2, "finished")]
+    assert [(s["start_step"], s["end_step"], s["ended"]) for s in segments] == [
+        (0, step, "stopped by SIGTERM"),
+        (step, step + 2, "finished"),
+    ]

@@ -1,4 +1,5 @@
 """The shared softmax: exact and sampled losses, the negative sampler, the hdf5 file."""
+
 import math
 
 import h5py
@@ -28,7 +29,10 @@ def test_full_nll_is_cross_entropy_over_the_vocabulary():
     hidden, targets = torch.randn(3, 4, generator=torch.Generator().manual_seed(2)), torch.tensor([0, 6, 2])
     logits = (hidden.double() @ softmax.weight.double().t() + softmax.bias.double()).detach()
     expected = -logits.log_softmax(-1)[torch.arange(3), targets]
-    for got in (softmax.full_nll(hidden, targets), softmax.full_nll(hidden, targets, max_logits=7)):  # then a row at a time
+    for got in (
+        softmax.full_nll(hidden, targets),
+        softmax.full_nll(hidden, targets, max_logits=7),
+    ):  # then a row at a time
         assert torch.allclose(got.double(), expected, atol=1e-5, rtol=1e-5)
 
 
@@ -36,7 +40,11 @@ def test_sampled_nll_corrects_by_expected_count_and_drops_accidental_hits():
     torch.manual_seed(0)  # the softmax's initial weights
     softmax = Softmax(10, 4)
     sampler = LogUniformSampler(10)
-    hidden, targets, negatives = torch.randn(2, 4, generator=torch.Generator().manual_seed(1)), torch.tensor([3, 5]), torch.tensor([1, 3, 8])
+    hidden, targets, negatives = (
+        torch.randn(2, 4, generator=torch.Generator().manual_seed(1)),
+        torch.tensor([3, 5]),
+        torch.tensor([1, 3, 8]),
+    )
     logq = lambda ids: sampler.log_probability(ids) + math.log(3)  # noqa: E731
     logits = hidden @ softmax.weight.t() + softmax.bias
     got = softmax.sampled_nll(hidden, targets, negatives, sampler)

@@ -1,4 +1,5 @@
 """Pretraining end to end: learning, model folders, resume, divergence, fine-tuning, CLI."""
+
 import json
 import math
 import os
@@ -16,7 +17,16 @@ from spacy_elmo.chars import CharacterIds
 from spacy_elmo.cli import app
 from spacy_elmo.formats.allennlp import load_bilm
 from spacy_elmo.model import BiLM, BiLMConfig, preset
-from spacy_elmo.pretrain import BiLanguageModel, Softmax, TrainingDiverged, Vocabulary, load_model_dir, load_settings, pretrain, save_model_dir
+from spacy_elmo.pretrain import (
+    BiLanguageModel,
+    Softmax,
+    TrainingDiverged,
+    Vocabulary,
+    load_model_dir,
+    load_settings,
+    pretrain,
+    save_model_dir,
+)
 from spacy_elmo.pretrain import train as train_module
 from spacy_elmo.pretrain.config import resolve_settings
 from spacy_elmo.pretrain.sentences import spacy_sentences
@@ -84,7 +94,13 @@ def test_tiny_preset_learns_the_bilm_tf_text_and_model_best_works_in_the_pipelin
         settings(
             tmp_path,
             TRAIN_TEXT,
-            **{"data.batch_size": 16, "data.unroll_steps": 20, "objective.n_negatives": 16, "training.max_steps": 200, "training.eval_every": 100},
+            **{
+                "data.batch_size": 16,
+                "data.unroll_steps": 20,
+                "objective.n_negatives": 16,
+                "training.max_steps": 200,
+                "training.eval_every": 100,
+            },
         ),
         out,
     )
@@ -99,7 +115,12 @@ def test_tiny_preset_learns_the_bilm_tf_text_and_model_best_works_in_the_pipelin
     assert {"step", "tokens", "train_loss", "dev_perplexity", "tokens_per_second"} <= set(logged[-1])
     for name in ("model-best", "model-last"):
         assert sorted(p.name for p in (out / name).iterdir()) == [
-            "config.cfg", "metrics.jsonl", "options.json", "softmax_weights.hdf5", "vocab.txt", "weights.hdf5",
+            "config.cfg",
+            "metrics.jsonl",
+            "options.json",
+            "softmax_weights.hdf5",
+            "vocab.txt",
+            "weights.hdf5",
         ]
         # Not the 0600/0700 of temporary files: readable like anything else written under the umask.
         assert (out / name).stat().st_mode & 0o055 == 0o055 & ~_umask()
@@ -110,13 +131,23 @@ def test_tiny_preset_learns_the_bilm_tf_text_and_model_best_works_in_the_pipelin
         assert f["CNN_proj/W_proj"].shape == (256, 64)
 
     # `perplexity` reproduces the last evaluation from model-best (the best was the last one here).
-    run = CliRunner().invoke(app, ["perplexity", str(out / "model-best"), str(TRAIN_TEXT), "--output", str(tmp_path / "ppl.json")])
+    run = CliRunner().invoke(
+        app, ["perplexity", str(out / "model-best"), str(TRAIN_TEXT), "--output", str(tmp_path / "ppl.json")]
+    )
     assert run.exit_code == 0, run.output
     assert json.loads(run.output.strip().splitlines()[-1])["mean"] == pytest.approx(dev["mean"], rel=1e-5)
     assert json.loads((tmp_path / "ppl.json").read_text())["n_tokens"] == dev["n_tokens"]
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"options_file": str(out / "model-best" / "options.json"), "weight_file": str(out / "model-best" / "weights.hdf5")}})
+    nlp.add_pipe(
+        "elmo",
+        config={
+            "model": {
+                "options_file": str(out / "model-best" / "options.json"),
+                "weight_file": str(out / "model-best" / "weights.hdf5"),
+            }
+        },
+    )
     nlp.initialize()
     doc = nlp("neural networks make use of continuous representations .")
     vectors = doc._.elmo
@@ -124,7 +155,13 @@ def test_tiny_preset_learns_the_bilm_tf_text_and_model_best_works_in_the_pipelin
 
 
 def test_resumed_run_continues_the_same_loss_curve(tmp_path, text, monkeypatch):
-    overrides = {**MICRO, "training.max_steps": 12, "training.eval_every": 5, "training.log_every": 1, "objective.n_negatives": 6}
+    overrides = {
+        **MICRO,
+        "training.max_steps": 12,
+        "training.eval_every": 5,
+        "training.log_every": 1,
+        "objective.n_negatives": 6,
+    }
     straight = tmp_path / "straight"
     pretrain(settings(tmp_path, text, **overrides), straight)
 
@@ -196,7 +233,12 @@ def test_a_crash_between_evaluations_keeps_the_timed_checkpoint(tmp_path, text, 
         return real_forward(self, *args, **kwargs)
 
     monkeypatch.setattr(BiLanguageModel, "forward", forward_crash_at_step_8)
-    overrides = {"training.max_steps": 20, "training.eval_every": 100, "training.log_every": 3, "training.checkpoint_minutes": minutes}
+    overrides = {
+        "training.max_steps": 20,
+        "training.eval_every": 100,
+        "training.log_every": 3,
+        "training.checkpoint_minutes": minutes,
+    }
     with pytest.raises(MemoryError):
         pretrain(settings(tmp_path, text, **MICRO, **overrides), out)
     assert not (out / "model-last").exists()
@@ -211,7 +253,12 @@ def test_a_crash_between_evaluations_keeps_the_timed_checkpoint(tmp_path, text, 
 
 def test_a_spent_time_budget_ends_the_run_with_an_evaluation_and_a_model(tmp_path, text):
     out = tmp_path / "run"
-    overrides = {"training.max_steps": 50, "training.eval_every": 100, "training.log_every": 10, "training.max_minutes": 1e-9}
+    overrides = {
+        "training.max_steps": 50,
+        "training.eval_every": 100,
+        "training.log_every": 10,
+        "training.max_minutes": 1e-9,
+    }
     pretrain(settings(tmp_path, text, **MICRO, **overrides), out)
     [record] = records(out)
     assert record["step"] == 1 and record["dev_perplexity"]["mean"] > 1
@@ -239,7 +286,9 @@ def test_infinite_gradient_norm_stops_training_before_the_step(tmp_path, text, m
     real_adagrad_step = torch.optim.Adagrad.step
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", clip_inf_at_step_4)
     monkeypatch.setattr(torch.optim.Adagrad, "step", no_step_after_step_3)
-    with pytest.raises(TrainingDiverged, match=r"the gradient norm is inf at step 4; stopped without saving.*checkpoint.pt \(step 3\)"):
+    with pytest.raises(
+        TrainingDiverged, match=r"the gradient norm is inf at step 4; stopped without saving.*checkpoint.pt \(step 3\)"
+    ):
         pretrain(settings(tmp_path, text, **MICRO, **{"training.max_steps": 20, "training.eval_every": 3}), out)
     assert calls["n"] == 4
     assert torch.load(out / "checkpoint.pt", weights_only=False)["progress"]["step"] == 3
@@ -249,14 +298,26 @@ def test_infinite_gradient_norm_stops_training_before_the_step(tmp_path, text, m
 def test_adam_option_trains_and_the_loss_falls(tmp_path, text):
     config = spacy.util.load_config(
         CONFIG,
-        overrides={**base_overrides(text), **MICRO, "objective.n_negatives": 0, "objective.dropout": 0.0, "training.max_steps": 30, "training.log_every": 1, "training.eval_every": 30},
+        overrides={
+            **base_overrides(text),
+            **MICRO,
+            "objective.n_negatives": 0,
+            "objective.dropout": 0.0,
+            "training.max_steps": 30,
+            "training.log_every": 1,
+            "training.eval_every": 30,
+        },
         interpolate=True,
     )
-    config["optimizer"] = {"@misc": "spacy_elmo.Adam.v1", "lr": 0.01, "beta1": 0.8}
+    config["optimizer"] = {"@misc": "spacy-elmo.Adam.v1", "lr": 0.01, "beta1": 0.8}
     s = resolve_settings(config)
     optimizer = s.optimizer([torch.nn.Parameter(torch.zeros(1))])
     assert isinstance(optimizer, torch.optim.Adam)
-    assert optimizer.defaults["lr"] == 0.01 and optimizer.defaults["betas"] == (0.8, 0.999) and optimizer.defaults["eps"] == 1e-8
+    assert (
+        optimizer.defaults["lr"] == 0.01
+        and optimizer.defaults["betas"] == (0.8, 0.999)
+        and optimizer.defaults["eps"] == 1e-8
+    )
     out = tmp_path / "run"
     pretrain(s, out)
     state = torch.load(out / "checkpoint.pt", weights_only=False)["optimizer"]
@@ -287,7 +348,11 @@ def test_fine_tuning_starts_from_published_weights_and_softmax(tmp_path, text):
         loaded.bias.copy_(torch.linspace(-1.0, 1.0, loaded.bias.shape[0]))
     loaded.to_disk(tmp_path / "softmax.hdf5")
     second = tmp_path / "second"
-    with_softmax = {**frozen, "paths.vocab": str(first / "model-last" / "vocab.txt"), "paths.init_softmax": str(tmp_path / "softmax.hdf5")}
+    with_softmax = {
+        **frozen,
+        "paths.vocab": str(first / "model-last" / "vocab.txt"),
+        "paths.init_softmax": str(tmp_path / "softmax.hdf5"),
+    }
     pretrain(settings(tmp_path, text, **with_softmax), second)
     lm2, _ = load_model_dir(second / "model-last")
     assert torch.equal(lm2.softmax.weight, loaded.weight) and torch.equal(lm2.softmax.bias, loaded.bias)
@@ -303,29 +368,68 @@ def test_fine_tuning_starts_from_published_weights_and_softmax(tmp_path, text):
 
 def test_init_softmax_without_a_vocabulary_names_the_fix(tmp_path, text):
     Softmax(10, 16).to_disk(tmp_path / "softmax.hdf5")
-    with pytest.raises(ValueError, match="paths.init_softmax needs paths.vocab: the vocab.txt whose words are the softmax rows"):
-        pretrain(settings(tmp_path, text, **MICRO, **{"paths.init_softmax": str(tmp_path / "softmax.hdf5")}), tmp_path / "run")
+    with pytest.raises(
+        ValueError, match="paths.init_softmax needs paths.vocab: the vocab.txt whose words are the softmax rows"
+    ):
+        pretrain(
+            settings(tmp_path, text, **MICRO, **{"paths.init_softmax": str(tmp_path / "softmax.hdf5")}),
+            tmp_path / "run",
+        )
 
 
 def test_cli_reports_bad_input_and_config_errors(tmp_path, text):
     runner = CliRunner()
-    missing = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(tmp_path / "missing.txt")])
+    missing = runner.invoke(
+        app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(tmp_path / "missing.txt")]
+    )
     assert missing.exit_code == 1 and "Text path not found" in missing.output and "missing.txt" in missing.output
     (tmp_path / "data.bin").write_bytes(b"\x00\x00\x00binary")
-    binary = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(tmp_path / "data.bin")])
+    binary = runner.invoke(
+        app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(tmp_path / "data.bin")]
+    )
     assert binary.exit_code == 1 and "looks binary" in binary.output
-    unknown = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--training.max_stpes", "3"])
+    unknown = runner.invoke(
+        app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--training.max_stpes", "3"]
+    )
     assert unknown.exit_code == 2 and "Unknown setting(s) in [training]: max_stpes" in unknown.output
     (tmp_path / "latin1.txt").write_bytes("caf\u00e9 cr\u00e8me\n\u00e9t\u00e9\n".encode("latin-1"))
-    dev = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--paths.dev", str(tmp_path / "latin1.txt")])
-    assert dev.exit_code == 1 and "No usable dev text in" in dev.output and "2 line(s) skipped" in dev.output and "2 not UTF-8" in dev.output
-    zero = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--training.eval_every", "0"])
+    dev = runner.invoke(
+        app,
+        [
+            "pretrain",
+            str(CONFIG),
+            str(tmp_path / "out"),
+            "--paths.train",
+            str(text),
+            "--paths.dev",
+            str(tmp_path / "latin1.txt"),
+        ],
+    )
+    assert (
+        dev.exit_code == 1
+        and "No usable dev text in" in dev.output
+        and "2 line(s) skipped" in dev.output
+        and "2 not UTF-8" in dev.output
+    )
+    zero = runner.invoke(
+        app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--training.eval_every", "0"]
+    )
     assert zero.exit_code == 2 and "training.eval_every must be at least 1, got 0" in zero.output
-    mode = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--data.mode", "windows"])
+    mode = runner.invoke(
+        app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--data.mode", "windows"]
+    )
     assert mode.exit_code == 2 and "data.mode must be one of" in mode.output
-    unknown_preset = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--model.preset", "huge"])
-    assert unknown_preset.exit_code == 2 and "Unknown biLM preset 'huge'; choose one of ['medium', 'mid', 'original', 'small', 'tiny']" in unknown_preset.output
-    bad_size = runner.invoke(app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--model.lstm_dim", "0"])
+    unknown_preset = runner.invoke(
+        app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--model.preset", "huge"]
+    )
+    assert (
+        unknown_preset.exit_code == 2
+        and "Unknown biLM preset 'huge'; choose one of ['medium', 'mid', 'original', 'small', 'tiny']"
+        in unknown_preset.output
+    )
+    bad_size = runner.invoke(
+        app, ["pretrain", str(CONFIG), str(tmp_path / "out"), "--paths.train", str(text), "--model.lstm_dim", "0"]
+    )
     assert bad_size.exit_code == 2 and "Invalid biLM configuration: lstm_dim must be positive, got 0" in bad_size.output
 
 
@@ -355,7 +459,9 @@ def test_perplexity_cli_equals_a_hand_computed_perplexity(tmp_path):
             inputs = [[chars.bos, *map(chars.token, sentence)], [chars.eos, *map(chars.token, reversed(sentence))]]
             targets = [[*sentence, "</S>"], [*reversed(sentence), "<S>"]]
             steps = len(sentence) + 1
-            vectors = bilm.char_encoder(torch.from_numpy(numpy.stack([row for direction in inputs for row in direction])))
+            vectors = bilm.char_encoder(
+                torch.from_numpy(numpy.stack([row for direction in inputs for row in direction]))
+            )
             outputs, _ = bilm.lstm(vectors.view(2, 1, steps, -1), torch.ones(1, steps, dtype=torch.bool))
             top = outputs[-1][:, 0].double().numpy()  # (2, steps, projection_dim)
             # The same hidden states as BiLM.forward's top layer at the words ([forward; backward]).
@@ -369,7 +475,11 @@ def test_perplexity_cli_equals_a_hand_computed_perplexity(tmp_path):
                 ids = [words.index(t) if t in words else words.index("<UNK>") for t in targets[d]]
                 nll[d] -= log_probs[numpy.arange(steps), ids].sum()
             n_targets += steps
-    expected = {"forward": math.exp(nll[0] / n_targets), "backward": math.exp(nll[1] / n_targets), "mean": math.exp(nll.sum() / (2 * n_targets))}
+    expected = {
+        "forward": math.exp(nll[0] / n_targets),
+        "backward": math.exp(nll[1] / n_targets),
+        "mean": math.exp(nll.sum() / (2 * n_targets)),
+    }
     assert n_targets == 13 and expected["forward"] != pytest.approx(expected["backward"], rel=1e-2)
 
     for batch_size in ("64", "1"):  # both sentences in one padded batch, or one at a time

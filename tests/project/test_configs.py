@@ -1,5 +1,6 @@
 """The shipped spaCy training configs: `spacy init fill-config` works on each, and `spacy train`
 without a biLM says in one message which settings to give."""
+
 import os
 import subprocess
 import sys
@@ -17,7 +18,9 @@ TRAINING_CONFIGS = sorted(p for p in (REPO / "project" / "configs").glob("*.cfg"
 
 def _run(*args):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "spacy", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
+    return subprocess.run(
+        [sys.executable, "-m", "spacy", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=1800
+    )
 
 
 @pytest.mark.parametrize("config", TRAINING_CONFIGS, ids=lambda p: p.name)
@@ -29,7 +32,9 @@ def test_fill_config_works_on_every_shipped_config(config, tmp_path):
 
 def test_spacy_train_without_a_bilm_uses_the_default_or_names_the_settings(tmp_path):
     nlp = spacy.blank("en")
-    DocBin(docs=[Doc(nlp.vocab, words=["Anna", "flew", "to", "Paris"], ents=["B-PER", "O", "O", "B-LOC"])] * 4).to_disk(tmp_path / "d.spacy")
+    DocBin(docs=[Doc(nlp.vocab, words=["Anna", "flew", "to", "Paris"], ents=["B-PER", "O", "O", "B-LOC"])] * 4).to_disk(
+        tmp_path / "d.spacy"
+    )
     result = _run("train", str(REPO / "project" / "configs" / "ner_elmo.cfg"), "--paths.train", str(tmp_path / "d.spacy"),
                   "--paths.dev", str(tmp_path / "d.spacy"), "--training.max_steps", "2", "--training.eval_frequency", "1")  # fmt: skip
     output = " ".join((result.stdout + result.stderr).split())

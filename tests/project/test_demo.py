@@ -1,5 +1,6 @@
 """The demo (`spacy project run demo`, what `make demo` runs) end to end on its synthetic sample
 with tiny budgets, and its use of a committed biLM."""
+
 import json
 import os
 import subprocess

@@ -1,5 +1,6 @@
 """project.yml's pretrain and perplexity steps with a committed biLM: its files are used
 (softmax and vocabulary included, for fine-tuning) and its measured perplexities reported."""
+
 import json
 import shutil
 import subprocess

@@ -1,12 +1,12 @@
 """The project's data scripts: SST/TREC conversion, disjoint subsampling, the report table."""
+
 import json
 
 import pytest
 import spacy
+from project_scripts import load_script
 from spacy.tokens import Doc, DocBin
 from typer.testing import CliRunner
-
-from project_scripts import load_script
 
 
 def test_sst_trees_give_words_and_root_labels(tmp_path):
@@ -43,7 +43,14 @@ def test_subsample_with_rest_is_a_disjoint_split(tmp_path):
     DocBin(docs=[Doc(vocab, words=[f"doc{i}"]) for i in range(50)]).to_disk(tmp_path / "all.spacy")
     result = CliRunner().invoke(
         _cli(subsample.main),
-        [str(tmp_path / "all.spacy"), str(tmp_path / "dev.spacy"), "--fraction", "0.2", "--rest", str(tmp_path / "train.spacy")],
+        [
+            str(tmp_path / "all.spacy"),
+            str(tmp_path / "dev.spacy"),
+            "--fraction",
+            "0.2",
+            "--rest",
+            str(tmp_path / "train.spacy"),
+        ],
     )
     assert result.exit_code == 0, result.output
     read = lambda p: [d[0].text for d in DocBin().from_disk(p).get_docs(vocab)]  # noqa: E731
@@ -56,9 +63,13 @@ def _write_run(root, name, seed, metric, value):
     run = root / name / f"seed-{seed}"
     run.mkdir(parents=True)
     metrics = {
-        "name": name, "seed": seed, "config": f"project/configs/{name.split('-')[0]}.cfg", "test_data": "corpus/ner/test.spacy",
+        "name": name,
+        "seed": seed,
+        "config": f"project/configs/{name.split('-')[0]}.cfg",
+        "test_data": "corpus/ner/test.spacy",
         "overrides": ["--paths.train", "t.spacy", "--training.max_steps", "2000"],
-        "train_seconds": 10.0, "test": {metric: value, "speed": 100.0},
+        "train_seconds": 10.0,
+        "test": {metric: value, "speed": 100.0},
     }
     (run / "metrics.json").write_text(json.dumps(metrics))
 
@@ -73,19 +84,36 @@ def test_report_averages_seeds_and_pairs_systems(tmp_path):
     _write_run(runs, "sst5-baseline", 0, "cats_micro_f", 0.40)
     _write_run(runs, "sst5-trf", 0, "cats_micro_f", 0.45)
     layers = tmp_path / "layers.json"
-    layers.write_text(json.dumps({"probes": {"pos": {"accuracy_per_layer": [0.8, 0.85, 0.9], "majority_baseline": 0.2, "best_layer": 2}}}))
-    result = CliRunner().invoke(_cli(report.main), [str(runs), str(tmp_path / "out.md"), "--layers", str(layers), "--archive", str(tmp_path / "kept")])
+    layers.write_text(
+        json.dumps(
+            {"probes": {"pos": {"accuracy_per_layer": [0.8, 0.85, 0.9], "majority_baseline": 0.2, "best_layer": 2}}}
+        )
+    )
+    result = CliRunner().invoke(
+        _cli(report.main),
+        [str(runs), str(tmp_path / "out.md"), "--layers", str(layers), "--archive", str(tmp_path / "kept")],
+    )
     assert result.exit_code == 0, result.output
     text = (tmp_path / "out.md").read_text()
-    assert "| ner-elmo-10pct | ner.cfg, 2000 | ner/test.spacy | NER F1 | 85.00 ± 7.07 | 0: 80.00, 1: 90.00 | 10 | 100 |" in text
+    assert (
+        "| ner-elmo-10pct | ner.cfg, 2000 | ner/test.spacy | NER F1 | 85.00 ± 7.07 | 0: 80.00, 1: 90.00 | 10 | 100 |"
+        in text
+    )
     assert "| ner-10pct | 71.00 | 85.00 | **+14.00** | 83.00 | **+12.00** | - |" in text
     assert "| sst5 | 40.00 | - | - | - | - | 45.00 |" in text
     assert "| ner-10pct: ELMo >= baseline + 5.0 | +14.00 | yes |" in text
     assert "| ner-100pct: ELMo >= baseline + 2.0 | not run | - |" in text
     assert "| POS probe best on layer 1 | layer 2 (80.00 / 85.00 / 90.00) | no |" in text
     kept = sorted(p.name for p in (tmp_path / "kept" / "runs").iterdir())
-    assert kept == ["ner-baseline-10pct-seed-0.json", "ner-baseline-10pct-seed-1.json", "ner-elmo-10pct-seed-0.json",
-                    "ner-elmo-10pct-seed-1.json", "ner-elmo-adapted-10pct-seed-0.json", "sst5-baseline-seed-0.json", "sst5-trf-seed-0.json"]
+    assert kept == [
+        "ner-baseline-10pct-seed-0.json",
+        "ner-baseline-10pct-seed-1.json",
+        "ner-elmo-10pct-seed-0.json",
+        "ner-elmo-10pct-seed-1.json",
+        "ner-elmo-adapted-10pct-seed-0.json",
+        "sst5-baseline-seed-0.json",
+        "sst5-trf-seed-0.json",
+    ]
     summary = json.loads((tmp_path / "out.json").read_text())
     assert summary["comparison"]["ner-10pct"]["elmo_minus_baseline"] == pytest.approx(0.14)
     assert summary["comparison"]["ner-10pct"]["elmo_adapted_minus_baseline"] == pytest.approx(0.12)

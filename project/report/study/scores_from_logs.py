@@ -6,6 +6,7 @@ Each log is what `spacy project run ner` / `textcat` printed: a line `<system> s
 scores}` per run (the scores cut after 200 characters). NER: ents_f; text classification:
 cats_micro_p, which for these single-label tasks equals micro recall, micro F and accuracy.
 """
+
 import re
 import statistics
 import sys
