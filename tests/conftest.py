@@ -1,5 +1,5 @@
-"""Shared test fixtures: paths into ../shared/data, skipping when it is absent; a small
-random biLM folder; a derandomized hypothesis profile; torch's thread count fixed (no thread
+"""Shared test fixtures: paths into ../shared/data (or $SPACY_ELMO_SHARED_DATA), skipping when
+it is absent; the tiny ELMo model, random where the data is absent; a small random biLM folder; a derandomized hypothesis profile; torch's thread count fixed (no thread
 governor) and restored after each test."""
 
 import os
@@ -9,7 +9,20 @@ import pytest
 import torch
 from hypothesis import settings
 
-SHARED_DATA = (Path(__file__).parents[1] / ".." / "shared" / "data").resolve()
+SHARED_DATA = Path(
+    os.environ.get("SPACY_ELMO_SHARED_DATA", Path(__file__).parents[1] / ".." / "shared" / "data")
+).resolve()
+
+# The sizes of ../shared/data/elmo_fixtures/allennlp/options.json (2 layers, output dim 32).
+FIXTURE_OPTIONS = {
+    "char_embedding_dim": 4,
+    "filters": [(1, 4), (2, 8), (3, 16), (4, 32), (5, 64)],
+    "n_highway": 2,
+    "lstm_dim": 64,
+    "projection_dim": 16,
+    "cell_clip": 3.0,
+    "proj_clip": 3.0,
+}
 
 # The same examples on every run: a failure is reproducible, a pass is not luck.
 settings.register_profile("ci", derandomize=True, deadline=None, database=None)
@@ -32,11 +45,17 @@ def _restore_torch_threads():
 
 
 @pytest.fixture(scope="session")
-def fixture_dir() -> Path:
-    """The tiny real ELMo model: options.json + lm_weights.hdf5 (2 layers, output dim 32)."""
+def fixture_dir(tmp_path_factory) -> Path:
+    """The tiny real ELMo model: options.json + lm_weights.hdf5 (2 layers, output dim 32); where
+    the shared data is absent, a random biLM of the same sizes in the same two files."""
     path = SHARED_DATA / "elmo_fixtures" / "allennlp"
-    if not (path / "options.json").exists():
-        pytest.skip(f"{path} is absent")
+    if (path / "options.json").exists():
+        return path
+    from spacy_elmo import BiLM, BiLMConfig, save_bilm
+
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("elmo_fixture")
+    save_bilm(BiLM(BiLMConfig(**FIXTURE_OPTIONS)), path / "options.json", path / "lm_weights.hdf5")
     return path
 
 

@@ -4,12 +4,12 @@ import json
 import os
 import shutil
 import stat
-from pathlib import Path
 
 import h5py
 import numpy
 import pytest
 import torch
+from conftest import SHARED_DATA
 
 from spacy_elmo.formats.allennlp import (
     ElmoFormatError,
@@ -21,7 +21,7 @@ from spacy_elmo.formats.allennlp import (
 )
 from spacy_elmo.model import BiLM, BiLMConfig
 
-FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "data" / "elmo_fixtures"
+FIXTURES = SHARED_DATA / "elmo_fixtures"
 needs_fixtures = pytest.mark.skipif(not FIXTURES.exists(), reason="../shared/data/elmo_fixtures is absent")
 
 TINY = BiLMConfig(

@@ -1,17 +1,17 @@
 """The biLM against the golden outputs of the original TensorFlow code (both fixtures)."""
 
 import json
-from pathlib import Path
 
 import h5py
 import numpy
 import pytest
 import torch
+from conftest import SHARED_DATA
 
 from spacy_elmo.chars import CharacterIds
 from spacy_elmo.formats.allennlp import load_bilm
 
-FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "data" / "elmo_fixtures"
+FIXTURES = SHARED_DATA / "elmo_fixtures"
 CASES = {
     "allennlp": (
         "allennlp/options.json",

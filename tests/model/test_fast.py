@@ -1,17 +1,17 @@
 """The inference fast path (FastBiLM) equals the exact path (BiLM.forward) within 1e-4 in fp32."""
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
+from conftest import SHARED_DATA
 
 from spacy_elmo.chars import CharacterIds
 from spacy_elmo.formats.allennlp import load_bilm
 from spacy_elmo.model import BiLM, preset
 from spacy_elmo.model.fast import _PADDING_CHAR, FastBiLM, _best_split, pool_by_length, pool_characters
 
-FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "data" / "elmo_fixtures"
+FIXTURES = SHARED_DATA / "elmo_fixtures"
 FIXTURE_MODELS = {
     "allennlp": ("allennlp/options.json", "allennlp/lm_weights.hdf5", "allennlp/sentences.json"),
     "bilm-tf": (

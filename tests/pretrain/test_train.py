@@ -11,6 +11,7 @@ import numpy
 import pytest
 import spacy
 import torch
+from conftest import SHARED_DATA
 from typer.testing import CliRunner
 
 from spacy_elmo.chars import CharacterIds
@@ -33,7 +34,7 @@ from spacy_elmo.pretrain.sentences import spacy_sentences
 
 REPO = Path(__file__).parents[2]
 CONFIG = REPO / "project" / "configs" / "pretrain_tiny.cfg"
-FIXTURES = REPO / "../shared/data/elmo_fixtures"
+FIXTURES = SHARED_DATA / "elmo_fixtures"
 TRAIN_TEXT = FIXTURES / "bilm-tf" / "train" / "data.txt"
 needs_fixtures = pytest.mark.skipif(not TRAIN_TEXT.exists(), reason="../shared/data/elmo_fixtures not available")
 
