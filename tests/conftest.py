@@ -3,6 +3,8 @@ it is absent; the tiny ELMo model, random where the data is absent; a small rand
 governor) and restored after each test."""
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,6 +59,19 @@ def fixture_dir(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("elmo_fixture")
     save_bilm(BiLM(BiLMConfig(**FIXTURE_OPTIONS)), path / "options.json", path / "lm_weights.hdf5")
     return path
+
+
+@pytest.fixture(scope="session")
+def fixture_model(fixture_dir) -> dict:
+    """The elmo component's `model` settings that load the fixture's biLM."""
+    return {"options_file": str(fixture_dir / "options.json"), "weight_file": str(fixture_dir / "lm_weights.hdf5")}
+
+
+def pip_install(target: Path, package: Path, *flags: str) -> None:
+    """Install a wheel or sdist into the folder `target`, offline and without dependencies."""
+    command = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", *flags, "--target", str(target), str(package)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, result.stderr[-3000:]
 
 
 @pytest.fixture(scope="session")

@@ -5,21 +5,14 @@ import sys
 
 import numpy
 import spacy
+from conftest import pip_install
 
 TEXT = "The packaged pipeline carries its own biLM weights."
 
 
-def test_spacy_package_builds_an_installable_package(fixture_dir, tmp_path):
+def test_spacy_package_builds_an_installable_package(fixture_model, tmp_path):
     nlp = spacy.blank("en")
-    nlp.add_pipe(
-        "elmo",
-        config={
-            "model": {
-                "options_file": str(fixture_dir / "options.json"),
-                "weight_file": str(fixture_dir / "lm_weights.hdf5"),
-            }
-        },
-    )
+    nlp.add_pipe("elmo", config={"model": fixture_model})
     nlp.initialize()
     numpy.save(tmp_path / "expected.npy", nlp(TEXT)._.elmo_layers)
     nlp.to_disk(tmp_path / "pipeline")
@@ -29,20 +22,7 @@ def test_spacy_package_builds_an_installable_package(fixture_dir, tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     (sdist,) = (tmp_path / "packages").glob("*/dist/*.tar.gz")
     # Offline install: no build isolation (setuptools from this environment), no dependencies.
-    install = [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        "--no-deps",
-        "--no-build-isolation",
-        "--target",
-        str(tmp_path / "site"),
-        str(sdist),
-    ]
-    result = subprocess.run(install, capture_output=True, text=True, timeout=1800)
-    assert result.returncode == 0, result.stderr[-3000:]
+    pip_install(tmp_path / "site", sdist, "--no-build-isolation")
     check = (
         "import sys, numpy; sys.path.insert(0, sys.argv[1]); import en_elmo_test\n"
         f"doc = en_elmo_test.load()({TEXT!r})\n"

@@ -77,17 +77,9 @@ def _listener(grad_factor=0.0, **settings):
     return {"@architectures": "spacy-elmo.ElmoListener.v1", "upstream": "elmo", "grad_factor": grad_factor, **settings}
 
 
-def _shared_nlp(fixture_dir, ner_grad_factor=0.0, textcat=True):
+def _shared_nlp(fixture_model, ner_grad_factor=0.0, textcat=True):
     nlp = spacy.blank("en")
-    nlp.add_pipe(
-        "elmo",
-        config={
-            "model": {
-                "options_file": str(fixture_dir / "options.json"),
-                "weight_file": str(fixture_dir / "lm_weights.hdf5"),
-            }
-        },
-    )
+    nlp.add_pipe("elmo", config={"model": fixture_model})
     ner_model = {
         "@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "extra_state_tokens": False,
         "hidden_width": 32, "maxout_pieces": 2, "use_upper": True, "nO": None, "tok2vec": _listener(ner_grad_factor),
@@ -111,9 +103,9 @@ def _train(nlp, examples, epochs, batch_size=8):
     return optimizer
 
 
-def test_ner_and_textcat_share_one_elmo_and_learn_their_own_mix(fixture_dir, conll_dir):
+def test_ner_and_textcat_share_one_elmo_and_learn_their_own_mix(fixture_model, conll_dir):
     fix_random_seed(0)
-    nlp = _shared_nlp(fixture_dir)
+    nlp = _shared_nlp(fixture_model)
     examples = _examples(nlp, conll_dir, 24)
     elmo = nlp.get_pipe("elmo")
     assert isinstance(elmo, spacy.ty.ListenedToComponent)
@@ -145,9 +137,9 @@ def test_ner_and_textcat_share_one_elmo_and_learn_their_own_mix(fixture_dir, con
     assert set(doc.cats) == {"PER", "NONE"}
 
 
-def test_grad_factor_fine_tunes_the_bilm(fixture_dir, conll_dir):
+def test_grad_factor_fine_tunes_the_bilm(fixture_model, conll_dir):
     fix_random_seed(0)
-    nlp = _shared_nlp(fixture_dir, ner_grad_factor=1.0)
+    nlp = _shared_nlp(fixture_model, ner_grad_factor=1.0)
     examples = _examples(nlp, conll_dir, 8)
     elmo = nlp.get_pipe("elmo")
     nlp.initialize(lambda: examples)
@@ -171,9 +163,9 @@ def test_grad_factor_fine_tunes_the_bilm(fixture_dir, conll_dir):
 
 
 @pytest.mark.parametrize("nested", [False, True])
-def test_replace_listeners(fixture_dir, conll_dir, tmp_path, nested):
+def test_replace_listeners(fixture_model, conll_dir, tmp_path, nested):
     fix_random_seed(0)
-    nlp = _shared_nlp(fixture_dir, textcat=False)
+    nlp = _shared_nlp(fixture_model, textcat=False)
     path = "model.tok2vec"
     if nested:  # the ElmoTok2Vec recipe: the listener sits at model.tok2vec.elmo
         nlp.remove_pipe("ner")

@@ -67,45 +67,16 @@ def test_perplexity_of_a_sentence_instead_of_a_file_names_its_argument(tiny_bilm
 
 def test_a_checkpoint_of_another_model_size_names_the_way_out(tmp_path, text):
     out = str(tmp_path / "out")
-    first = CliRunner().invoke(
-        app,
-        [
-            "pretrain",
-            CONFIG,
-            out,
-            "--paths.train",
-            str(text),
-            *MICRO,
-            "--training.max_steps",
-            "2",
-            "--training.eval_every",
-            "2",
-        ],
-    )
+
+    def pretrain(*options: str):
+        return CliRunner().invoke(app, ["pretrain", CONFIG, out, "--paths.train", str(text), *MICRO, *options])
+
+    first = pretrain("--training.max_steps", "2", "--training.eval_every", "2")
     assert first.exit_code == 0, first.output
-    result = CliRunner().invoke(
-        app,
-        [
-            "pretrain",
-            CONFIG,
-            out,
-            "--paths.train",
-            str(text),
-            *MICRO,
-            "--training.max_steps",
-            "4",
-            "--model.lstm_dim",
-            "24",
-        ],
-    )
-    line = _error(result)
-    assert (
-        "is a run of another model or vocabulary" in line
-        and "--training.resume false" in line
-        and "new output folder" in line
-    )
-    again = CliRunner().invoke(app, ["pretrain", CONFIG, out, "--paths.train", str(text), *MICRO, "--training.max_steps", "2",
-                                     "--model.lstm_dim", "24", "--training.resume", "false"])  # fmt: skip
+    line = _error(pretrain("--training.max_steps", "4", "--model.lstm_dim", "24"))
+    assert "is a run of another model or vocabulary" in line and "--training.resume false" in line
+    assert "new output folder" in line
+    again = pretrain("--training.max_steps", "2", "--model.lstm_dim", "24", "--training.resume", "false")
     assert again.exit_code == 0, again.output
 
 

@@ -2,12 +2,12 @@
 
 import json
 import shutil
-import subprocess
 import sys
 
 import numpy
 import pytest
 import spacy
+from conftest import pip_install
 from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
@@ -30,19 +30,7 @@ def test_installed_package_gives_the_folders_vectors_by_name_and_as_default(tiny
     built = package_bilm(folder, tmp_path / "dist", DEFAULT_BILM, "0.0.1")
     assert sorted(p.name for p in built) == [f"{DEFAULT_BILM}-0.0.1-py3-none-any.whl", f"{DEFAULT_BILM}-0.0.1.tar.gz"]
     wheel = next(p for p in built if p.suffix == ".whl")
-    install = [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        "--no-deps",
-        "--target",
-        str(tmp_path / "site"),
-        str(wheel),
-    ]
-    result = subprocess.run(install, capture_output=True, text=True, timeout=1800)
-    assert result.returncode == 0, result.stderr[-3000:]
+    pip_install(tmp_path / "site", wheel)
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     try:
         assert installed_bilms()[DEFAULT_BILM] == tmp_path / "site" / DEFAULT_BILM / "bilm"
