@@ -19,7 +19,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 from thinc.types import Floats1d, Floats2d
 
-from .layers import DocLayers, ElmoListener, get_bilm, mix_layers
+from .layers import DocLayers, ElmoListener, bilm_requirement, get_bilm, mix_layers
 from .layers.sequences import sequence_ranges
 
 DEFAULT_MODEL_CONFIG = """
@@ -33,6 +33,7 @@ max_sequence_length = 256
 max_batch_tokens = 4096
 cache_mb = 256
 inference_matmul = "fp32"
+save_weights = true
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
 
@@ -63,7 +64,13 @@ def make_elmo(
     weight_file of a published model). ``layer_weights``, ``gamma`` and ``layer_norm`` set
     the component's own mix in doc._.elmo (default: equal weights); ``store_layers`` keeps
     all layers in doc._.elmo_layers (needed by listeners); ``set_doc_tensor`` also writes
-    doc._.elmo to doc.tensor for spaCy's own Tok2VecListener."""
+    doc._.elmo to doc.tensor for spaCy's own Tok2VecListener. A biLM package saved by name
+    (``save_weights = false``) becomes one of the pipeline's requirements (nlp.meta)."""
+    requirement = bilm_requirement(model)
+    if requirement is not None:
+        package = requirement.split("==")[0]
+        others = [r for r in nlp.meta.get("requirements", []) if r.split("==")[0] != package]
+        nlp.meta["requirements"] = [*others, requirement]
     return Elmo(
         nlp.vocab,
         model,

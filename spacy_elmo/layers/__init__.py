@@ -1,6 +1,6 @@
 """Thinc layers and registered architectures for ELMo in spaCy pipelines."""
 
-from .bilm import ElmoBiLM, get_bilm, get_feature_cache
+from .bilm import ElmoBiLM, bilm_requirement, get_bilm, get_feature_cache
 from .cache import FeatureCache
 from .listener import ElmoEmbed, ElmoListener, ElmoListenerV1
 from .mix import ScalarMixLayer, find_mixes, learned_mix, mix_layers, mix_weights
@@ -16,6 +16,7 @@ __all__ = [
     "ElmoTok2Vec",
     "FeatureCache",
     "ScalarMixLayer",
+    "bilm_requirement",
     "find_mixes",
     "get_bilm",
     "get_feature_cache",

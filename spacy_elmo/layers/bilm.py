@@ -1,8 +1,10 @@
 """`spacy-elmo.ElmoBiLM.v1`: the biLM as a thinc layer, Docs in, all layers per Doc out."""
 
+import hashlib
 import os
 import warnings
 from io import BytesIO
+from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy
@@ -19,7 +21,7 @@ from torch import nn
 
 from ..chars import CharacterIds
 from ..formats.allennlp import OPTIONS, find_weights, load_bilm, read_options
-from ..formats.packages import BiLMNotFound, bilm_folder, default_bilm_folder
+from ..formats.packages import DEFAULT_BILM, BiLMNotFound, bilm_folder, default_bilm_folder, read_meta
 from ..model import BiLM, BiLMConfig
 from ..model import preset as get_preset
 from ..model.fast import FastBiLM
@@ -41,6 +43,9 @@ class BiLMHolder(nn.Module):
     def __init__(self, inference_matmul: str = "fp32") -> None:
         super().__init__()
         self.bilm: Optional[BiLM] = None
+        # With save_weights = false: the biLM package's name, version and weights checksum,
+        # saved instead of the weights.
+        self.package: Optional[Dict[str, str]] = None
         self.matmul_dtype = INFERENCE_MATMUL[inference_matmul]
         self._fast: List[FastBiLM] = []  # a list, so it is no submodule and never serialised
         self._fast_pid = os.getpid()
@@ -98,6 +103,7 @@ def ElmoBiLM(
     max_batch_tokens: int = 4096,
     cache_mb: float = 256.0,
     inference_matmul: str = "fp32",
+    save_weights: bool = True,
 ) -> Model[List[Doc], List[DocLayers]]:
     """The ELMo biLM over a batch of Docs.
 
@@ -113,6 +119,11 @@ def ElmoBiLM(
     cache_mb: size of the feature cache used when no gradient is needed (0 turns it off).
     inference_matmul: "fp32", or "bf16" to run the LSTM's matmuls in bf16 when no gradient is
         needed (~2x faster on CPUs with AMX and on GPUs, outputs within ~1e-3 of fp32).
+    save_weights: false saves a biLM package's name, version and weights checksum instead of
+        its weights, and lists the package in the pipeline's requirements (`spacy package`
+        makes it an install requirement); loading then reads the installed package. Only for
+        a biLM given as a package (bilm = NAME, or the default), and only while its weights
+        are unchanged (not with grad_factor > 0).
     The files are read by model.initialize(); afterwards the weights live in the model.
     """
     given = {"bilm": bilm, "options_file": options_file, "preset": preset}
@@ -124,6 +135,11 @@ def ElmoBiLM(
     if weight_file is not None and options_file is None:
         raise _config_error(
             f"it got weight_file={weight_file!r} without options_file; pass the options.json that belongs to it."
+        )
+    if not save_weights and (options_file is not None or preset is not None or _is_folder(bilm)):
+        raise _config_error(
+            "save_weights = false needs the biLM as an installed package (model.bilm = NAME, or the default): "
+            "the weights of a folder, files or a preset are saved with the pipeline."
         )
     if inference_matmul not in INFERENCE_MATMUL:
         raise ValueError(f"inference_matmul must be one of {sorted(INFERENCE_MATMUL)}, got {inference_matmul!r}.")
@@ -153,6 +169,7 @@ def ElmoBiLM(
             "preset": preset,
             "max_sequence_length": max_sequence_length,
             "max_batch_tokens": max_batch_tokens,
+            "save_weights": save_weights,
             "feature_cache": FeatureCache(cache_mb),
             # nlp.replace_listeners: what takes a listener's place, and its config
             "replace_listener": replace_listener,
@@ -194,7 +211,37 @@ def _init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
         bilm = BiLM(read_options(options_file))
     else:
         bilm = load_bilm(options_file, weight_file)
+    if not model.attrs["save_weights"]:
+        package = DEFAULT_BILM if name is None else name
+        version = str(read_meta(bilm_folder(package)).get("version", ""))
+        shim._model.package = {"name": package, "version": version, "checksum": _checksum(bilm)}
     shim._model.bilm = bilm.to(shim.device)
+
+
+def bilm_requirement(model: Model) -> Optional[str]:
+    """The pip requirement of the biLM package that a pipeline saved with save_weights = false
+    needs ("NAME==VERSION"), or None where the weights are saved (or the package is not installed)."""
+    if model.attrs.get("save_weights", True):
+        return None
+    name = model.attrs["bilm"] or DEFAULT_BILM
+    try:
+        version = read_meta(bilm_folder(name)).get("version")
+    except BiLMNotFound:
+        return None
+    return f"{name}=={version}" if version else name
+
+
+def _is_folder(bilm: Optional[str]) -> bool:
+    return bilm is not None and (Path(bilm) / OPTIONS).is_file()
+
+
+def _checksum(bilm: BiLM) -> str:
+    """SHA-256 of the weights (parameters in order, as float32 on CPU)."""
+    digest = hashlib.sha256()
+    for name, tensor in bilm.state_dict().items():
+        digest.update(name.encode())
+        digest.update(tensor.detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
+    return digest.hexdigest()
 
 
 def _config_error(problem: str) -> ConfigValidationError:
@@ -282,16 +329,51 @@ def _char_ids_to_torch(model: Model, char_ids: numpy.ndarray, is_train: bool):
 
 
 def _serialize_holder(holder: BiLMHolder) -> bytes:
-    """The BiLM's sizes and weights, so a saved pipeline needs no weight files."""
+    """The BiLM's sizes and weights, so a saved pipeline needs no weight files; with
+    save_weights = false its package's name, version and weights checksum instead."""
+    config = None if holder.bilm is None else holder.bilm.config.to_dict()
+    package = holder.package
+    if package is not None and holder.bilm is not None:
+        if _checksum(holder.bilm) != package["checksum"]:
+            raise ValueError(
+                f"The biLM's weights differ from those of the package {package['name']} {package['version']} "
+                "they were loaded from (fine-tuned with grad_factor > 0?): saving only the package's name would "
+                "lose them. Set save_weights = true in the elmo component's model."
+            )
+        return srsly.msgpack_dumps({"config": config, "package": package, "state": None})
     state = BytesIO()
     torch.save(holder.state_dict(), state)
-    config = None if holder.bilm is None else holder.bilm.config.to_dict()
     return srsly.msgpack_dumps({"config": config, "state": state.getvalue()})
 
 
 def _deserialize_holder(holder: BiLMHolder, data: bytes, device: torch.device) -> BiLMHolder:
     msg = srsly.msgpack_loads(data)
+    package = msg.get("package")
+    if package is not None:
+        holder.bilm = _load_package(package)
+        holder.package = package
+        return holder.to(device)
     if msg["config"] is not None:
         holder.bilm = BiLM(BiLMConfig(**msg["config"]))
     holder.load_state_dict(torch.load(BytesIO(msg["state"]), map_location=device))
     return holder.to(device)
+
+
+def _load_package(package: Dict[str, str]) -> BiLM:
+    """The biLM of an installed package, checked against the weights a pipeline was saved with."""
+    wanted = f"{package['name']}=={package['version']}"
+    try:
+        folder = bilm_folder(package["name"])
+    except BiLMNotFound:
+        raise ValueError(
+            f"This pipeline's elmo component needs the biLM package {wanted}, which is not installed: "
+            "pip install it (pipeline packages built by `spacy package` list it as a requirement)."
+        ) from None
+    bilm = load_bilm(folder / OPTIONS, find_weights(folder))
+    if _checksum(bilm) != package["checksum"]:
+        installed = read_meta(folder).get("version", "?")
+        raise ValueError(
+            f"The installed biLM package {package['name']} {installed} has other weights than the {wanted} "
+            f"this pipeline was saved with: pip install {wanted}."
+        )
+    return bilm

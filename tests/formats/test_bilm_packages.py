@@ -7,11 +7,14 @@ import sys
 import numpy
 import pytest
 import spacy
+import torch
 from conftest import pip_install
 from typer.testing import CliRunner
 
+from spacy_elmo import save_bilm
 from spacy_elmo.cli import app
 from spacy_elmo.formats.packages import DEFAULT_BILM, installed_bilms, package_bilm, write_package_source
+from spacy_elmo.layers import get_bilm
 
 TEXT = "Anna plays in the park near the theatre."
 
@@ -80,3 +83,54 @@ def test_package_names_versions_and_folders_are_checked(tiny_bilm_dir, tmp_path)
     assert not (tmp_path / "out").exists()
     with pytest.raises(ValueError, match="it got bilm='en_elmo_small', preset='tiny'; give one"):
         spacy.blank("en").add_pipe("elmo", config={"model": {"bilm": "en_elmo_small", "preset": "tiny"}})
+
+
+def test_pipeline_saved_without_weights_requires_the_package_and_loads_it(tiny_bilm_dir, tmp_path, monkeypatch):
+    name = "en_elmo_req"
+    wheel = next(p for p in package_bilm(tiny_bilm_dir, tmp_path / "dist", name, "0.2.0") if p.suffix == ".whl")
+    pip_install(tmp_path / "site", wheel)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    try:
+        nlp = spacy.blank("en")
+        nlp.add_pipe("elmo", config={"model": {"bilm": name, "save_weights": False}})
+        nlp.initialize()
+        expected = nlp(TEXT)._.elmo_layers
+        assert nlp.meta["requirements"] == [f"{name}==0.2.0"]
+        nlp.to_disk(tmp_path / "pipeline")
+        saved = sum(p.stat().st_size for p in (tmp_path / "pipeline").rglob("*") if p.is_file())
+        assert saved < (tiny_bilm_dir / "weights.hdf5").stat().st_size  # no copy of the weights
+        assert json.loads((tmp_path / "pipeline" / "meta.json").read_text())["requirements"] == [f"{name}==0.2.0"]
+        numpy.testing.assert_array_equal(spacy.load(tmp_path / "pipeline")(TEXT)._.elmo_layers, expected)
+
+        # Weights changed after loading (as fine-tuning does): saving by name would lose them.
+        bilm = get_bilm(nlp.get_pipe("elmo").model)
+        with torch.no_grad():
+            next(bilm.parameters()).add_(0.1)
+        with pytest.raises(
+            ValueError, match=f"differ from those of the package {name} 0.2.0 .* Set save_weights = true"
+        ):
+            nlp.to_bytes()
+
+        # Another version of the package installed (other weights), or none.
+        other = tmp_path / "other"
+        other.mkdir()
+        save_bilm(bilm, other / "options.json", other / "weights.hdf5")
+        wheel = next(p for p in package_bilm(other, tmp_path / "dist", name, "0.3.0") if p.suffix == ".whl")
+        pip_install(tmp_path / "site-other", wheel)
+        monkeypatch.syspath_prepend(str(tmp_path / "site-other"))
+        sys.modules.pop(name, None)
+        with pytest.raises(ValueError, match=f"{name} 0.3.0 has other weights than the {name}==0.2.0 this pipeline"):
+            spacy.load(tmp_path / "pipeline")
+        monkeypatch.setattr("spacy_elmo.formats.packages.entry_points", lambda group: [])
+        with pytest.raises(ValueError, match=f"needs the biLM package {name}==0.2.0, which is not installed"):
+            spacy.load(tmp_path / "pipeline")
+    finally:
+        sys.modules.pop(name, None)
+
+
+def test_save_weights_false_needs_a_package(tiny_bilm_dir):
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match="save_weights = false needs the biLM as an installed package"):
+        nlp.add_pipe("elmo", config={"model": {"bilm": str(tiny_bilm_dir), "save_weights": False}})
+    with pytest.raises(ValueError, match="save_weights = false needs the biLM as an installed package"):
+        nlp.add_pipe("elmo", config={"model": {"preset": "tiny", "save_weights": False}})
