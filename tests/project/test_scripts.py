@@ -1,4 +1,4 @@
-"""The project's data scripts: SST/TREC conversion, disjoint subsampling, the report table."""
+"""The project's data scripts: WNUT-17, SST/TREC conversion, disjoint subsampling, the report table."""
 
 import json
 
@@ -35,6 +35,22 @@ def test_trec_lines_and_docbin_cats(tmp_path):
     trec.write_text("9 bad label\n")
     with pytest.raises(ValueError, match="LABEL in 0..5"):
         list(convert.read_trec(trec))
+
+
+def test_wnut17_sentences_end_at_blank_and_tab_only_lines(tmp_path):
+    convert = load_script("convert_conll")
+    path = tmp_path / "wnut.conll"
+    path.write_text("@user\tO\nNew\tB-location\nYork\tI-location\n\t\nok\tO\n\nThe\tO\nXbox\tB-product\n")
+    assert list(convert.read_wnut17(path)) == [
+        (["@user", "New", "York"], ["O", "B-location", "I-location"]),
+        (["ok"], ["O"]),
+        (["The", "Xbox"], ["O", "B-product"]),
+    ]
+    docs = list(convert.conll_to_docbin(path, format="wnut17").get_docs(spacy.blank("en").vocab))
+    assert [(e.text, e.label_) for e in docs[0].ents] == [("New York", "location")]
+    path.write_text("word B-person\n")
+    with pytest.raises(ValueError, match="wnut.conll:1: expected TOKEN<TAB>TAG"):
+        list(convert.read_wnut17(path))
 
 
 def test_subsample_with_rest_is_a_disjoint_split(tmp_path):
@@ -102,7 +118,8 @@ def test_report_averages_seeds_and_pairs_systems(tmp_path):
     assert "| ner-10pct | 71.00 | 85.00 | **+14.00** | 83.00 | **+12.00** | - |" in text
     assert "| sst5 | 40.00 | - | - | - | - | 45.00 |" in text
     assert "| ner-10pct: ELMo >= baseline + 5.0 | +14.00 | yes |" in text
-    assert "| ner-100pct: ELMo >= baseline + 2.0 | not run | - |" in text
+    assert "| ner-10pct: ELMo with the adapted biLM >= baseline + 5.0 | +12.00 | yes |" in text
+    assert "| ner-100pct: ELMo >= baseline + 2.5 | not run | - |" in text
     assert "| POS probe best on layer 1 | layer 2 (80.00 / 85.00 / 90.00) | no |" in text
     kept = sorted(p.name for p in (tmp_path / "kept" / "runs").iterdir())
     assert kept == [
@@ -117,6 +134,37 @@ def test_report_averages_seeds_and_pairs_systems(tmp_path):
     summary = json.loads((tmp_path / "out.json").read_text())
     assert summary["comparison"]["ner-10pct"]["elmo_minus_baseline"] == pytest.approx(0.14)
     assert summary["comparison"]["ner-10pct"]["elmo_adapted_minus_baseline"] == pytest.approx(0.12)
+
+
+def test_report_reads_runs_known_only_from_their_logs(tmp_path):
+    report = load_script("report")
+    runs = tmp_path / "runs"
+    _write_run(runs, "sst5-elmo", 0, "cats_micro_f", 0.41)
+    train = "python -m spacy train project/configs/{cfg} --output x/{name}/seed-{seed} --system.seed {seed} --training.max_steps 900 --gpu-id -1"
+    evaluate = "python -m spacy evaluate x/{name}/seed-{seed}/model-best project/corpus/sst5/test.spacy --output x"
+    lines = []
+    for name, cfg, seed, score in [
+        ("sst5-baseline", "textcat.cfg", 0, 0.3819),
+        ("sst5-baseline", "textcat.cfg", 1, 0.3928),
+    ]:
+        lines += [train.format(cfg=cfg, name=name, seed=seed), evaluate.format(name=name, seed=seed)]
+        lines.append(f'{name} seed {seed}: {{"token_acc": null, "cats_score": 0.3, "cats_micro_p": {score}, "cats_mic')
+    # A run that is also in EXPERIMENTS_DIR: its metrics.json wins over the log.
+    lines.append('sst5-elmo seed 0: {"cats_micro_p": 0.99, "cats_mic')
+    lines.append('ner-elmo-1pct seed 2: {"ents_p": 0.5, "ents_r": 0.6, "ents_f": 0.5712, "ents_per_type": {"LOC"')
+    (tmp_path / "study.log").write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(
+        _cli(report.main), [str(runs), str(tmp_path / "out.md"), "--log", str(tmp_path / "study.log")]
+    )
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "out.md").read_text()
+    assert "from 1 runs (one `metrics.json` each) and 3 runs known only from their logs" in text
+    assert (
+        "| sst5-baseline | textcat.cfg, 900 | sst5/test.spacy | accuracy | 38.73 ± 0.77 | 0: 38.19, 1: 39.28 | - | - |"
+        in text
+    )
+    assert "| sst5 | 38.73 | 41.00 | **+2.27** | - | - | - |" in text
+    assert "| ner-elmo-1pct | ?, config | - | NER F1 | 57.12 ± 0.00 | 2: 57.12 | - | - |" in text
 
 
 def _cli(function):
