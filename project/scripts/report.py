@@ -145,7 +145,7 @@ def comparison_table(rows: Dict[str, Dict]) -> List[str]:
         "|---|---|---|---|---|---|---|",
     ]
     points = lambda v: "-" if v is None else f"{100 * v:.2f}"  # noqa: E731
-    delta = lambda v: "-" if v is None else f"**{100 * v:+.2f}**"  # noqa: E731
+    delta = lambda v: "-" if v is None else f"{100 * v:+.2f}"  # noqa: E731
     for setting, row in rows.items():
         lines.append(
             f"| {setting} | {points(row['baseline'])} | {points(row['elmo'])} | {delta(row.get('elmo_minus_baseline'))} "
