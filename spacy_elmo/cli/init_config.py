@@ -9,7 +9,7 @@ from ..atomic import atomic_write
 from ..formats import ElmoFormatError
 from ..init_config import OPTIMIZE, init_config, task_components
 from . import app
-from ._util import USAGE_ERROR, fail
+from ._util import USAGE_ERROR, bilm_files, fail
 
 
 @app.command(
@@ -42,8 +42,7 @@ def init_config_cli(
     names = [name.strip() for name in pipeline.split(",") if name.strip()]
     if optimize not in OPTIMIZE:
         fail(f"--optimize must be {' or '.join(OPTIMIZE)}, got {optimize!r}.", USAGE_ERROR)
-    if not bilm.is_dir():
-        fail(f"biLM folder not found: {bilm}. Pass a folder with options.json and weights.hdf5 (or lm_weights.hdf5).")
+    bilm_files(bilm)  # a folder with options.json and weights, else the one-line error
     known = task_components()
     if not names or any(name not in known for name in names) or len(set(names)) != len(names):
         fail(
