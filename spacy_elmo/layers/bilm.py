@@ -20,7 +20,7 @@ from thinc.types import Floats3d
 from torch import nn
 
 from ..chars import CharacterIds
-from ..formats.allennlp import OPTIONS, find_weights, load_bilm, read_options
+from ..formats.allennlp import OPTIONS, find_weights, load_bilm, load_bilm_dir, read_options
 from ..formats.packages import DEFAULT_BILM, BiLMNotFound, bilm_folder, default_bilm_folder, read_meta
 from ..model import BiLM, BiLMConfig
 from ..model import preset as get_preset
@@ -211,10 +211,9 @@ def _init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
         bilm = BiLM(read_options(options_file))
     else:
         bilm = load_bilm(options_file, weight_file)
-    if not model.attrs["save_weights"]:
-        package = DEFAULT_BILM if name is None else name
-        version = str(read_meta(bilm_folder(package)).get("version", ""))
-        shim._model.package = {"name": package, "version": version, "checksum": _checksum(bilm)}
+    if not model.attrs["save_weights"]:  # the biLM came from a package: folder is its folder
+        version = str(read_meta(folder).get("version", ""))
+        shim._model.package = {"name": _package_name(model), "version": version, "checksum": _checksum(bilm)}
     shim._model.bilm = bilm.to(shim.device)
 
 
@@ -223,12 +222,16 @@ def bilm_requirement(model: Model) -> Optional[str]:
     needs ("NAME==VERSION"), or None where the weights are saved (or the package is not installed)."""
     if model.attrs.get("save_weights", True):
         return None
-    name = model.attrs["bilm"] or DEFAULT_BILM
+    name = _package_name(model)
     try:
         version = read_meta(bilm_folder(name)).get("version")
     except BiLMNotFound:
         return None
     return f"{name}=={version}" if version else name
+
+
+def _package_name(model: Model) -> str:
+    return model.attrs["bilm"] or DEFAULT_BILM
 
 
 def _is_folder(bilm: Optional[str]) -> bool:
@@ -369,7 +372,7 @@ def _load_package(package: Dict[str, str]) -> BiLM:
             f"This pipeline's elmo component needs the biLM package {wanted}, which is not installed: "
             "pip install it (pipeline packages built by `spacy package` list it as a requirement)."
         ) from None
-    bilm = load_bilm(folder / OPTIONS, find_weights(folder))
+    bilm = load_bilm_dir(folder)
     if _checksum(bilm) != package["checksum"]:
         installed = read_meta(folder).get("version", "?")
         raise ValueError(
