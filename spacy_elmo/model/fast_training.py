@@ -97,9 +97,15 @@ class _LstmLayer(torch.autograd.Function):
         cell_clip, proj_clip = clips
         w_h_low, w_p_low = w_h.to(low), w_p.to(low)
         x_flat = x.reshape(2, steps * batch, P)
-        gates = torch.add(bias[:, None, None, :], torch.bmm(x_flat.to(low), w_in.to(low)).view(2, steps, batch, 4 * H))
+        if dtype is None:  # the bias copied into the output, the matmul added in place
+            gates = torch.baddbmm(bias[:, None, :], x_flat, w_in).view(2, steps, batch, 4 * H)
+        else:
+            gates = torch.add(
+                bias[:, None, None, :], torch.bmm(x_flat.to(low), w_in.to(low)).view(2, steps, batch, 4 * H)
+            )
         cells = x.new_empty(2, steps + 1, batch, H)  # cells[:, t] is the state entering step t
         hiddens = x.new_empty(2, steps + 1, batch, P)
+        tanh_cells = x.new_empty(2, steps, batch, H)  # tanh(c) after each step, for the backward
         memory = x.new_empty(2, steps, batch, H, dtype=low)  # o * tanh(c): the projection's input
         out = x.new_empty(2, steps, batch, P)
         cell_kept = torch.ones(2, steps, batch, H, dtype=torch.bool, device=x.device)
@@ -118,7 +124,7 @@ class _LstmLayer(torch.autograd.Function):
             if cell_clip is not None:
                 torch.logical_and(c >= -cell_clip, c <= cell_clip, out=cell_kept[:, t])
                 c.clamp_(-cell_clip, cell_clip)
-            torch.mul(torch.tanh(c), o, out=memory[:, t])
+            torch.mul(torch.tanh(c, out=tanh_cells[:, t]), o, out=memory[:, t])
             h = torch.bmm(memory[:, t], w_p_low).to(x.dtype)
             if proj_clip is not None:
                 torch.logical_and(h >= -proj_clip, h <= proj_clip, out=proj_kept[:, t])
@@ -130,13 +136,17 @@ class _LstmLayer(torch.autograd.Function):
                 torch.mul(h, keep, out=out[:, t])
                 cells[:, t + 1] = torch.lerp(cells[:, t], c, keep)
                 hiddens[:, t + 1] = torch.lerp(hiddens[:, t], h, keep)
-        ctx.save_for_backward(x_flat, w_in, w_h, w_p, gates, cells, hiddens, memory, cell_kept, proj_kept, step_mask)
+        ctx.save_for_backward(
+            x_flat, w_in, w_h, w_p, gates, cells, tanh_cells, hiddens, memory, cell_kept, proj_kept, step_mask
+        )
         ctx.settings = (cell_clip is not None, proj_clip is not None, dtype, steps)
         return out, hiddens[:, steps].clone(), cells[:, steps].clone()
 
     @staticmethod
     def backward(ctx, d_out, d_h_final, d_c_final):
-        x_flat, w_in, w_h, w_p, gates, cells, hiddens, memory, cell_kept, proj_kept, step_mask = ctx.saved_tensors
+        x_flat, w_in, w_h, w_p, gates, cells, tanh_cells, hiddens, memory, cell_kept, proj_kept, step_mask = (
+            ctx.saved_tensors
+        )
         clip_cell, clip_proj, dtype, steps = ctx.settings
         _, _, batch, H = memory.shape
         P = x_flat.shape[-1]
@@ -163,7 +173,7 @@ class _LstmLayer(torch.autograd.Function):
                 dh_new = dh_new * proj_kept[:, t]
             d_proj[:, t] = dh_new
             d_memory = torch.bmm(d_proj[:, t] if dtype is not None else dh_new, w_p_t)
-            tanh_c = torch.tanh(cells[:, t + 1])  # the cell kept after step t (garbage x 0 at padding)
+            tanh_c = tanh_cells[:, t]  # at padding: multiplied by 0
             d_cell = dc_new + d_memory * o * (1 - tanh_c * tanh_c)
             if clip_cell:
                 d_cell = d_cell * cell_kept[:, t]

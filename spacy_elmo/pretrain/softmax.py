@@ -87,18 +87,14 @@ class Softmax(nn.Module):
         distinct, counts = torch.unique(negatives, return_counts=True)  # sorted
         log_expected = sampler.log_probability(distinct) + math.log(n)
         sampled_bias = self.bias[distinct] - log_expected + counts.log()
-        weight = self.weight[distinct]
-        if matmul_dtype is None:
-            sampled_logits = torch.addmm(sampled_bias, hidden, weight.t())
-        else:
-            sampled_logits = torch.add(sampled_bias, hidden.to(matmul_dtype) @ weight.to(matmul_dtype).t())
         # Accidental hits: a target's own column (at most one among distinct ids) is left out.
         column = torch.searchsorted(distinct, targets).clamp(max=distinct.shape[0] - 1)
         hit_rows = torch.nonzero(distinct[column] == targets).squeeze(1)
-        sampled_logits.index_put_((hit_rows, column[hit_rows]), sampled_logits.new_tensor(_LEFT_OUT))
         true_logits = (hidden.float() * self.weight[targets]).sum(-1) + self.bias[targets]
         true_logits = true_logits - (sampler.log_probability(targets) + math.log(n))
-        return torch.logaddexp(true_logits, torch.logsumexp(sampled_logits, dim=1)) - true_logits
+        return _SampledNll.apply(
+            hidden, self.weight[distinct], sampled_bias, true_logits, (hit_rows, column[hit_rows]), matmul_dtype
+        )
 
     def to_disk(self, path: Union[str, Path]) -> None:
         write_softmax(self.weight.detach().float().cpu().numpy(), self.bias.detach().float().cpu().numpy(), path)
@@ -114,3 +110,38 @@ class Softmax(nn.Module):
         with torch.no_grad():
             self.weight.copy_(torch.from_numpy(weight))
             self.bias.copy_(torch.from_numpy(bias))
+
+
+class _SampledNll(torch.autograd.Function):
+    """-log softmax of the true logit against the sampled ones, with the sampled logits
+    (hidden @ weight.T + bias) made, normalised and turned into probabilities in one buffer:
+    no per-element autograd graph over the (rows x distinct negatives) logits. ``left_out``
+    (row ids, column ids) are the accidental hits; ``dtype`` is the matmuls' operand dtype.
+
+    *Shape:* hidden (N, P), weight (D, P), bias (D,), true_logits (N,) -> (N,)"""
+
+    @staticmethod
+    def forward(ctx, hidden, weight, bias, true_logits, left_out, dtype):
+        low = dtype or hidden.dtype
+        hidden_low, weight_low = hidden.to(low), weight.to(low)
+        if dtype is None:
+            probs = torch.addmm(bias, hidden, weight.t())
+        else:
+            probs = torch.add(bias, hidden_low @ weight_low.t())
+        probs.index_put_(left_out, probs.new_tensor(_LEFT_OUT))
+        log_norm = torch.logaddexp(true_logits, torch.logsumexp(probs, dim=1))
+        probs.sub_(log_norm[:, None]).exp_()
+        ctx.save_for_backward(hidden_low, weight_low, probs, true_logits, log_norm)
+        ctx.dtypes = (hidden.dtype, weight.dtype)
+        return log_norm - true_logits
+
+    @staticmethod
+    def backward(ctx, d_nll):
+        hidden_low, weight_low, probs, true_logits, log_norm = ctx.saved_tensors
+        hidden_dtype, weight_dtype = ctx.dtypes
+        d_logits = probs.mul_(d_nll[:, None])  # in place: backward runs once per forward
+        d_true = d_nll * (torch.exp(true_logits - log_norm) - 1)
+        d_low = d_logits.to(hidden_low.dtype)
+        d_hidden = (d_low @ weight_low).to(hidden_dtype)
+        d_weight = (d_low.t() @ hidden_low).to(weight_dtype)
+        return d_hidden, d_weight, d_logits.sum(0), d_true, None, None

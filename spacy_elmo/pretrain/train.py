@@ -35,7 +35,7 @@ from .distributed import Processes, start_processes, stop_processes
 from .evaluate import perplexity, text_sentences
 from .export import METRICS, VOCAB, save_model_dir
 from .language_model import BiLanguageModel
-from .memory import release_freed_memory, resident_mb
+from .memory import release_freed_memory, resident_mb, reuse_large_blocks
 from .softmax import LogUniformSampler
 from .vocab import Vocabulary
 
@@ -85,6 +85,8 @@ class Trainer:
             torch.set_num_threads(settings.system.threads)
         # threads 0 on the CPU: torch's default, lowered to the cores other processes leave free
         self.governor = ThreadGovernor(enabled=settings.system.threads == 0 and processes.device.type == "cpu")
+        if processes.device.type == "cpu":
+            reuse_large_blocks()  # the step's largest tensors from the heap, not fresh mappings
         _seed(settings.system.seed)
         self.out.mkdir(parents=True, exist_ok=True)
         self.checkpoint_path = self.out / CHECKPOINT
