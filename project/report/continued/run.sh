@@ -1,6 +1,6 @@
 #!/bin/bash
 # Continued pretraining of the committed biLM (project/report/bilm) on news+books+reviews.
-# Resume: THREADS=2 nohup ./run.sh >/dev/null 2>&1 &
+# Resume (from bilm/checkpoint.pt): MINUTES=80 THREADS=2 nohup ./run.sh >/dev/null 2>&1 &
 set -e
 cd "$(dirname "$0")"
 P=/work/main

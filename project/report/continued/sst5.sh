@@ -1,6 +1,0 @@
-#!/bin/bash
-# SST-5 with the continued biLM (one thread; SEEDS=0,1,2 by default).
-cd /work/main
-export OMP_NUM_THREADS=1 SPACY_ELMO_THREADS=fixed
-B=/root/elmo-runs/continued/bilm
-.venv/bin/python project/scripts/run_experiment.py sst5-elmo project/configs/textcat_elmo.cfg project/corpus/sst5/test.spacy /root/elmo-runs/continued/experiments --seeds ${SEEDS:-0,1,2} --gpu-id -1 --paths.train project/corpus/sst5/train.spacy --paths.dev project/corpus/sst5/dev.spacy --paths.elmo_options $B/options.json --paths.elmo_weights $B/weights.hdf5 --training.max_steps 20000
