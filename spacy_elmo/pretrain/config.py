@@ -138,7 +138,7 @@ class VocabSettings(_Section):
 
 @dataclass
 class DataSettings(_Section):
-    _minimum = {"batch_size": 1, "unroll_steps": 1, "max_line_bytes": 1}
+    _minimum = {"batch_size": 1, "unroll_steps": 1, "max_line_bytes": 1, "segments_per_file": 1}
     _choices = {"mode": MODES}
     mode: str = "stream"  # stream: stateful truncated BPTT; sentences: stateless sentence batches
     batch_size: int = 32  # rows per step, over all processes
@@ -146,6 +146,7 @@ class DataSettings(_Section):
     max_line_bytes: int = 1_000_000
     text_field: str = "text"  # the field holding the text in .jsonl files
     interleave_files: bool = True  # mix several training files in proportion to their lines, not one after another
+    segments_per_file: int = 16  # with interleave_files, mix each file's parts likewise (a file sorted by source)
 
 
 @dataclass

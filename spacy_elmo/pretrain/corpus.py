@@ -11,7 +11,7 @@ import io
 import json
 from collections import Counter
 from contextlib import ExitStack
-from itertools import chain
+from itertools import chain, islice
 from pathlib import Path
 from typing import IO, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -54,7 +54,10 @@ class TextLines:
 
     With ``interleave`` the files are mixed in proportion to their lines, each file's lines
     spread evenly over the pass (so a training stream over corpora of different sizes is the
-    same mixture from start to end); otherwise one file after the other.
+    same mixture from start to end); otherwise one file after the other. ``segments`` (with
+    ``interleave``) reads each file as that many contiguous parts mixed the same way, so that a
+    file sorted by source or date (one news agency after another) is also the same mixture
+    from start to end rather than one part after another.
     ``skipped`` counts the lines left out by reason in the first complete pass (training
     reads the text again and again); blank lines are numbered but not counted as skipped.
     ``start`` skips that many lines (used to resume) without decoding them.
@@ -67,13 +70,17 @@ class TextLines:
         max_line_bytes: int = 1_000_000,
         text_field: str = "text",
         interleave: bool = False,
+        segments: int = 1,
     ):
         if max_line_bytes < 1:
             raise ValueError(f"max_line_bytes must be positive, got {max_line_bytes}.")
+        if segments < 1:
+            raise ValueError(f"segments must be at least 1, got {segments}.")
         self.files = find_text_files(paths)
         self.max_line_bytes = max_line_bytes
         self.text_field = text_field
         self.interleave = interleave
+        self.segments = segments if interleave else 1
         self.skipped: Counter = Counter()
         self._counted_a_pass = False
         self._line_counts: Optional[List[int]] = None
@@ -84,16 +91,23 @@ class TextLines:
     def read(self, start: int = 0) -> Iterator[Tuple[int, str]]:
         skipped = self.skipped if start == 0 and not self._counted_a_pass else Counter()
         with ExitStack() as files:
-            per_file = [
-                _raw_lines(
-                    files.enter_context(_open(path)),
-                    self.max_line_bytes,
-                    path,
-                    path.name.endswith((".jsonl", ".jsonl.gz")),
-                )
-                for path in self.files
-            ]
-            lines = _proportional(per_file, self.line_counts()) if self.interleave else chain.from_iterable(per_file)
+
+            def raw_lines(path: Path) -> Iterator[Tuple[bytes, bool]]:
+                is_json = path.name.endswith((".jsonl", ".jsonl.gz"))
+                return _raw_lines(files.enter_context(_open(path)), self.max_line_bytes, path, is_json)
+
+            if self.interleave:
+                parts, counts = [], []
+                for path, n in zip(self.files, self.line_counts()):
+                    bounds = [n * k // self.segments for k in range(self.segments + 1)]
+                    for k, (begin, end) in enumerate(zip(bounds, bounds[1:])):
+                        if end > begin or k == self.segments - 1:
+                            last = k == self.segments - 1  # also takes lines beyond the count
+                            parts.append(islice(raw_lines(path), begin, None if last else end))
+                            counts.append(end - begin)
+                lines = _proportional(parts, counts)
+            else:
+                lines = chain.from_iterable(raw_lines(path) for path in self.files)
             for index, (raw, is_json) in enumerate(lines):
                 if index < start:
                     continue

@@ -101,6 +101,7 @@ class Trainer:
             max_line_bytes=data.max_line_bytes,
             text_field=data.text_field,
             interleave=data.interleave_files,
+            segments=data.segments_per_file,
         )
         self.dev_lines = (
             TextLines(settings.paths.dev, max_line_bytes=data.max_line_bytes, text_field=data.text_field)

@@ -40,6 +40,20 @@ def test_interleaved_files_are_mixed_in_proportion_to_their_lines(tmp_path):
     assert list(lines.read(start=5)) == [(5, "a2"), (6, "b5"), (7, "b6")]
 
 
+def test_file_segments_mix_a_file_sorted_by_source(tmp_path):
+    sorted_by_source = write(tmp_path / "news.txt", "".join(f"{s}{i}\n" for s in "abcd" for i in (1, 2)).encode())
+    lines = TextLines(sorted_by_source, interleave=True, segments=4)
+    order = ["a1", "b1", "c1", "d1", "a2", "b2", "c2", "d2"]  # every source in each half of the pass
+    assert list(lines) == list(enumerate(order))
+    assert list(lines.read(start=5)) == [(5, "b2"), (6, "c2"), (7, "d2")]
+    # More segments than lines: every line once; without interleave, segments change nothing.
+    short = write(tmp_path / "short.txt", b"x\ny\nz\n")
+    assert [t for _, t in TextLines(short, interleave=True, segments=16)] == ["x", "y", "z"]
+    assert [t for _, t in TextLines(sorted_by_source, segments=4)] == [f"{s}{i}" for s in "abcd" for i in (1, 2)]
+    with pytest.raises(ValueError, match="segments must be at least 1"):
+        TextLines(short, interleave=True, segments=0)
+
+
 def test_bad_lines_are_skipped_and_counted(tmp_path):
     text = "good line\n".encode() + b"caf\xe9 latin-1\n" + b"x" * 5000 + b"\nlast line\n"
     lines = TextLines(write(tmp_path / "t.txt", text), max_line_bytes=1000)
