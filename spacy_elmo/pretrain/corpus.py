@@ -99,12 +99,11 @@ class TextLines:
             if self.interleave:
                 parts, counts = [], []
                 for path, n in zip(self.files, self.line_counts()):
-                    bounds = [n * k // self.segments for k in range(self.segments + 1)]
-                    for k, (begin, end) in enumerate(zip(bounds, bounds[1:])):
-                        if end > begin or k == self.segments - 1:
-                            last = k == self.segments - 1  # also takes lines beyond the count
-                            parts.append(islice(raw_lines(path), begin, None if last else end))
-                            counts.append(end - begin)
+                    starts = sorted({n * k // self.segments for k in range(self.segments)})  # no empty parts
+                    ends: List[Optional[int]] = [*starts[1:], None]  # the last part runs to the file's end
+                    for begin, end in zip(starts, ends):
+                        parts.append(islice(raw_lines(path), begin, end))
+                        counts.append((n if end is None else end) - begin)
                 lines = _proportional(parts, counts)
             else:
                 lines = chain.from_iterable(raw_lines(path) for path in self.files)
