@@ -1,24 +1,38 @@
 #!/bin/bash
 # The study's task runs with the continued biLM, one thread each.
-# Usage: tasks.sh SETTING..., SETTING one of ner-100pct ner-10pct sst5 ner-100pct-adapted (SEEDS=0,1,2 by default).
-# BILM: the biLM folder (/root/elmo-runs/continued/bilm by default), ADAPTED: the biLM adapted
-# to CoNLL's training text (adapt.sh's model-best), EXPERIMENTS: where the runs go.
+# Usage: tasks.sh SETTING..., SETTING one of ner-100pct ner-10pct ner-1pct wnut17 sst5 sst2 trec,
+# ner-100pct-adapted ner-10pct-adapted ner-1pct-adapted, or baseline-sst5 baseline-sst2
+# baseline-trec (the same textcat pipeline without ELMo). SEEDS=0,1,2 by default.
+# BILM: the biLM folder (the committed continued biLM by default), ADAPTED: the biLM adapted
+# to CoNLL's training text (adapt.sh's model-best), EXPERIMENTS: where the runs go,
+# TEXTCAT: extra overrides for every textcat run (e.g. the pooling variant).
 cd /work/main
 export OMP_NUM_THREADS=1 SPACY_ELMO_THREADS=fixed
-B=${BILM:-/root/elmo-runs/continued/bilm}
-A=${ADAPTED:-/root/elmo-runs/continued/adapt-conll/model-best}
-run() {  # NAME CONFIG CORPUS TRAIN_FILE BILM
-  .venv/bin/python project/scripts/run_experiment.py "$1" "project/configs/$2" "project/corpus/$3/test.spacy" \
+B=${BILM:-project/report/continued/bilm}
+A=${ADAPTED:-/root/elmo-runs/continued/adapt-conll-mixed/model-best}
+run() {  # NAME CONFIG CORPUS TRAIN_FILE [BILM] [OVERRIDES...]
+  local name=$1 config=$2 corpus=$3 train=$4 bilm=$5
+  shift 5
+  local elmo=()
+  [ -n "$bilm" ] && elmo=(--paths.elmo_options "$bilm/options.json" --paths.elmo_weights "$bilm/weights.hdf5")
+  .venv/bin/python project/scripts/run_experiment.py "$name" "project/configs/$config" "project/corpus/$corpus/test.spacy" \
     "${EXPERIMENTS:-/root/elmo-runs/continued/experiments}" --seeds "${SEEDS:-0,1,2}" --gpu-id -1 \
-    --paths.train "project/corpus/$3/$4" --paths.dev "project/corpus/$3/dev.spacy" \
-    --paths.elmo_options "$5/options.json" --paths.elmo_weights "$5/weights.hdf5" --training.max_steps 20000
+    --paths.train "project/corpus/$corpus/$train" --paths.dev "project/corpus/$corpus/dev.spacy" \
+    "${elmo[@]}" --training.max_steps 20000 "$@"
 }
+read -r -a textcat <<< "${TEXTCAT:-}"
 for setting in "$@"; do
   case $setting in
     ner-100pct) run ner-elmo-100pct ner_elmo.cfg ner train.spacy "$B" ;;
     ner-10pct) run ner-elmo-10pct ner_elmo.cfg ner train-10pct.spacy "$B" ;;
-    sst5) run sst5-elmo textcat_elmo.cfg sst5 train.spacy "$B" ;;
+    ner-1pct) run ner-elmo-1pct ner_elmo.cfg ner train-1pct.spacy "$B" ;;
+    wnut17) run wnut17-elmo ner_elmo.cfg wnut17 train.spacy "$B" ;;
     ner-100pct-adapted) run ner-elmo-adapted-100pct ner_elmo.cfg ner train.spacy "$A" ;;
-    *) echo "Unknown setting '$setting': use ner-100pct, ner-10pct, sst5 or ner-100pct-adapted." >&2; exit 2 ;;
+    ner-10pct-adapted) run ner-elmo-adapted-10pct ner_elmo.cfg ner train-10pct.spacy "$A" ;;
+    ner-1pct-adapted) run ner-elmo-adapted-1pct ner_elmo.cfg ner train-1pct.spacy "$A" ;;
+    sst5 | sst2 | trec) run "$setting-elmo" textcat_elmo.cfg "$setting" train.spacy "$B" "${textcat[@]}" ;;
+    baseline-sst5 | baseline-sst2 | baseline-trec)
+      run "${setting#baseline-}-baseline" textcat.cfg "${setting#baseline-}" train.spacy "" "${textcat[@]}" ;;
+    *) echo "Unknown setting '$setting': see the usage at the top of $0." >&2; exit 2 ;;
   esac
 done
