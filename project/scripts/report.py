@@ -5,13 +5,14 @@ sample-efficiency plot.
 
     python project/scripts/report.py EXPERIMENTS_DIR project/report/results.md \\
         [--log ner.log ...] [--plot sample_efficiency.png] [--bilm BILM_DIR] [--perplexity p.json ...] \\
-        [--layers layers.json] [--archive project/report]
+        [--earlier-stage metrics.jsonl ...] [--layers layers.json] [--archive project/report]
 
 Runs are read from EXPERIMENTS_DIR/NAME/seed-S/metrics.json; `--log` adds runs whose folders
 are gone from what `spacy project run` printed for them (test score, config and steps only).
 """
 
 import json
+import os
 import re
 import shutil
 import statistics
@@ -179,7 +180,7 @@ def target_table(rows: Dict[str, Dict], layers: Optional[Dict]) -> List[str]:
     return lines
 
 
-def bilm_section(bilm: Path, perplexity: List[Path]) -> List[str]:
+def bilm_section(bilm: Path, perplexity: List[Path], earlier: List[Path]) -> List[str]:
     from spacy_elmo.formats.allennlp import load_bilm
 
     weights = bilm / "model-best" / "weights.hdf5"
@@ -192,12 +193,22 @@ def bilm_section(bilm: Path, perplexity: List[Path]) -> List[str]:
         f"{n_params / 1e6:.2f}M parameters, weights.hdf5 {weights.stat().st_size / 1e6:.1f} MB "
         f"(the softmax used only for pretraining not counted).",
     ]
-    log = bilm / "metrics.jsonl"
-    if log.exists():
-        last = json.loads(log.read_text().strip().splitlines()[-1])
+    logs = [*earlier, *[log for log in [bilm / "metrics.jsonl"] if log.exists()]]
+    stages = [json.loads(log.read_text().strip().splitlines()[-1]) for log in logs]
+    described = [
+        f"{last['step']:,} steps, {last['tokens']:,} tokens, "
+        f"{last['elapsed_seconds'] / 60:.0f} minutes ({last['tokens'] / last['elapsed_seconds']:,.0f} tokens/s)"
+        for last in stages
+    ]
+    if len(stages) == 1:
+        lines.append(f"- Pretraining: {described[0]}.")
+    elif stages:
+        tokens = sum(last["tokens"] for last in stages)
+        minutes = sum(last["elapsed_seconds"] for last in stages) / 60
         lines.append(
-            f"- Pretraining: {last['step']:,} steps, {last['tokens']:,} tokens, "
-            f"{last['elapsed_seconds'] / 60:.0f} minutes ({last['tokens'] / last['elapsed_seconds']:,.0f} tokens/s)."
+            f"- Pretraining in {len(stages)} stages, each from the one before's weights: "
+            + "; ".join(f"stage {k}: {text}" for k, text in enumerate(described, 1))
+            + f"; {tokens:,} tokens and {minutes:.0f} minutes in all."
         )
     if perplexity:
         lines += ["", "| text | forward | backward | mean | tokens |", "|---|---|---|---|---|"]
@@ -231,6 +242,9 @@ def main(
     log: List[Path] = typer.Option([], help="Output of `spacy project run` for runs whose folders are gone."),
     plot: Optional[Path] = typer.Option(None, help="PNG for the sample-efficiency curve."),
     bilm: Optional[Path] = typer.Option(None, help="The pretraining output folder (model-best, metrics.jsonl)."),
+    earlier_stage: List[Path] = typer.Option(
+        [], help="metrics.jsonl of a pretraining run the biLM continued from (oldest first), for the full cost."
+    ),
     perplexity: List[Path] = typer.Option([], help="Perplexity JSON files from `python -m spacy_elmo perplexity`."),
     layers: Optional[Path] = typer.Option(None, help="layers.json from probe_layers.py."),
     archive: Optional[Path] = typer.Option(None, help="Copy the run records here, to commit with the report."),
@@ -242,17 +256,18 @@ def main(
     summary = summarise(runs + logged)
     rows = compare_systems(summary)
     layer_data = json.loads(layers.read_text()) if layers is not None and layers.exists() else None
+    kept = f", kept in `{os.path.relpath(archive / 'runs', output.parent)}/`" if archive is not None else ""
     sections: List[str] = [
         "# Results",
         "",
         f"Written by `python project/scripts/report.py` from {len(records)} runs "
-        f"(one `metrics.json` each{', kept in `runs/`' if archive else ''})"
+        f"(one `metrics.json` each{kept})"
         + (f" and {len(logged)} runs known only from their logs (no training time or speed)" if logged else "")
         + "; scores x100 on each setting's evaluation set.",
         "",
     ]
     if bilm is not None:
-        sections += ["## The biLM", "", *bilm_section(bilm, perplexity), ""]
+        sections += ["## The biLM", "", *bilm_section(bilm, perplexity, earlier_stage), ""]
     sections += [
         "## ELMo against the baseline (evaluation set, mean over seeds, x100)",
         "",

@@ -182,6 +182,7 @@ class TrainingSettings(_Section):
     max_dev_sentences: int = 0  # 0: the whole dev text
     resume: bool = True  # continue from OUTPUT_DIR/checkpoint.pt if present
     progress_bar: bool = True
+    train_bilm: bool = True  # false: only the softmax learns, the biLM of paths.init_bilm stays as loaded
 
 
 @dataclass

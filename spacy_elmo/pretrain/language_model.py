@@ -41,7 +41,11 @@ class BiLanguageModel(nn.Module):
         self.matmul_dtype = matmul_dtype
 
     def hidden(self, batch: LMBatch, state: Optional[LstmState] = None) -> Tuple[torch.Tensor, LstmState]:
-        """Top LSTM layer for each input position, (2, rows, steps, projection_dim)."""
+        """Top LSTM layer for each input position, (2, rows, steps, projection_dim); without
+        a graph through the biLM when none of its weights learns."""
+        if torch.is_grad_enabled() and not any(p.requires_grad for p in self.bilm.parameters()):
+            with torch.no_grad():
+                return self.hidden(batch, state)
         device = self.bilm.device
         token_chars, mask = batch.token_chars.to(device), batch.mask.to(device)
         dtype = self.matmul_dtype if self.training else None

@@ -81,6 +81,11 @@ class Trainer:
             )
         if not settings.paths.train:
             raise ValueError("No training text: pass --paths.train PATH (a .txt, .txt.gz, .jsonl file or a folder).")
+        if not settings.training.train_bilm and not settings.paths.init_bilm:
+            raise ValueError(
+                "training.train_bilm = false trains only the softmax of a given biLM: pass --paths.init_bilm "
+                "BILM_DIR (options.json + weights.hdf5), or set training.train_bilm = true."
+            )
         if settings.system.threads > 0:
             torch.set_num_threads(settings.system.threads)
         # threads 0 on the CPU: torch's default, lowered to the cores other processes leave free
@@ -115,7 +120,7 @@ class Trainer:
             self.dev_lines.skipped.clear()  # the first evaluation counts them
         self.vocab = self._vocabulary()
         self.lm = self._language_model().to(processes.device)
-        self.optimizer = settings.optimizer(self.lm.parameters())
+        self.optimizer = settings.optimizer([p for p in self.lm.parameters() if p.requires_grad])
         self.sampler = LogUniformSampler(len(self.vocab), torch.Generator().manual_seed(settings.system.seed + 1))
         per_rank = data.batch_size // processes.world_size
         rows = range(processes.rank * per_rank, (processes.rank + 1) * per_rank)
@@ -178,6 +183,9 @@ class Trainer:
                     "paths.init_softmax needs paths.vocab: the vocab.txt whose words are the softmax rows."
                 )
             lm.softmax.load(paths.init_softmax)
+        if not self.settings.training.train_bilm:
+            bilm.requires_grad_(False)
+            self._log("The biLM stays as loaded (training.train_bilm = false): only the softmax learns")
         return lm
 
     # -- the loop -------------------------------------------------------------------------

@@ -378,6 +378,26 @@ def test_init_softmax_without_a_vocabulary_names_the_fix(tmp_path, text):
         )
 
 
+def test_softmax_only_training_keeps_the_given_bilm_and_lowers_perplexity(tmp_path, text, tiny_bilm_dir):
+    run = tmp_path / "run"
+    overrides = {"paths.init_bilm": str(tiny_bilm_dir), "training.train_bilm": False, "training.max_steps": 30}
+    pretrain(settings(tmp_path, text, **{**overrides, "training.eval_every": 30}), run)
+    given = load_bilm(tiny_bilm_dir / "options.json", tiny_bilm_dir / "weights.hdf5")
+    lm, _ = load_model_dir(run / "model-last")
+    for (name, got), (_, want) in zip(lm.bilm.state_dict().items(), given.state_dict().items()):
+        assert torch.equal(got, want), name
+    initial, last = records(run)[0], records(run)[-1]
+    assert initial["step"] == 0 and last["step"] == 30
+    assert last["dev_perplexity"]["mean"] < 0.9 * initial["dev_perplexity"]["mean"]
+
+
+def test_softmax_only_training_without_a_bilm_names_the_fix(tmp_path, text):
+    with pytest.raises(
+        ValueError, match="training.train_bilm = false trains only the softmax of a given biLM: pass --paths.init_bilm"
+    ):
+        pretrain(settings(tmp_path, text, **MICRO, **{"training.train_bilm": False}), tmp_path / "run")
+
+
 def test_cli_reports_bad_input_and_config_errors(tmp_path, text):
     runner = CliRunner()
     missing = runner.invoke(

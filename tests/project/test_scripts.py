@@ -111,6 +111,7 @@ def test_report_averages_seeds_and_pairs_systems(tmp_path):
     )
     assert result.exit_code == 0, result.output
     text = (tmp_path / "out.md").read_text()
+    assert "from 7 runs (one `metrics.json` each, kept in `kept/runs/`)" in text
     assert (
         "| ner-elmo-10pct | ner.cfg, 2000 | ner/test.spacy | NER F1 | 85.00 ± 7.07 | 0: 80.00, 1: 90.00 | 10 | 100 |"
         in text
@@ -165,6 +166,35 @@ def test_report_reads_runs_known_only_from_their_logs(tmp_path):
     )
     assert "| sst5 | 38.73 | 41.00 | +2.27 | - | - | - |" in text
     assert "| ner-elmo-1pct | ?, config | - | NER F1 | 57.12 ± 0.00 | 2: 57.12 | - | - |" in text
+
+
+def test_report_counts_every_pretraining_stage_of_a_continued_bilm(tmp_path, tiny_bilm_dir):
+    report = load_script("report")
+    runs = tmp_path / "runs"
+    _write_run(runs, "sst5-elmo", 0, "cats_micro_f", 0.41)
+    bilm = tmp_path / "bilm"
+    (bilm / "model-best").mkdir(parents=True)
+    for name in ("options.json", "weights.hdf5"):
+        (bilm / "model-best" / name).write_bytes((tiny_bilm_dir / name).read_bytes())
+    (bilm / "metrics.jsonl").write_text(json.dumps({"step": 50, "tokens": 6000, "elapsed_seconds": 600.0}) + "\n")
+    first = tmp_path / "first.jsonl"
+    first.write_text(
+        json.dumps({"step": 10, "tokens": 0, "elapsed_seconds": 0.0})
+        + "\n"
+        + json.dumps({"step": 100, "tokens": 120000, "elapsed_seconds": 60.0})
+        + "\n"
+    )
+    args = [str(runs), str(tmp_path / "out.md"), "--bilm", str(bilm)]
+    result = CliRunner().invoke(_cli(report.main), args)
+    assert result.exit_code == 0, result.output
+    assert "- Pretraining: 50 steps, 6,000 tokens, 10 minutes (10 tokens/s)." in (tmp_path / "out.md").read_text()
+    result = CliRunner().invoke(_cli(report.main), [*args, "--earlier-stage", str(first)])
+    assert result.exit_code == 0, result.output
+    assert (
+        "- Pretraining in 2 stages, each from the one before's weights: stage 1: 100 steps, 120,000 tokens, "
+        "1 minutes (2,000 tokens/s); stage 2: 50 steps, 6,000 tokens, 10 minutes (10 tokens/s); "
+        "126,000 tokens and 11 minutes in all." in (tmp_path / "out.md").read_text()
+    )
 
 
 def _cli(function):
