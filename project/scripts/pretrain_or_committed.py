@@ -9,9 +9,9 @@ is pretrained, so the task runs use the biLM the report was made with; otherwise
 `python -m spacy_elmo pretrain CONFIG OUT_DIR [options]` runs (resuming from
 OUT_DIR/checkpoint.pt). An empty COMMITTED ("") always pretrains.
 
-perplexity: for the committed biLM, the figures for NAME measured when it was pretrained, with
-its full softmax (COMMITTED/perplexity.json; the committed softmax keeps only the most frequent
-words); otherwise `python -m spacy_elmo perplexity MODEL_DIR TEXT` (a biLM pretrained here).
+perplexity: for the committed biLM, the figures for NAME recorded in COMMITTED/perplexity.json
+(every sentence; how they were measured: COMMITTED/README.md); otherwise `python -m spacy_elmo
+perplexity MODEL_DIR TEXT` (a biLM pretrained here).
 """
 
 import json

@@ -1,9 +1,13 @@
 #!/bin/bash
-# Continued pretraining of the committed biLM (project/report/bilm) on news+books+reviews;
-# FROM=<biLM folder> continues another biLM of the same size and vocabulary instead (e.g. continued/bilm).
-# Resume (from bilm/checkpoint.pt): MINUTES=80 THREADS=2 nohup ./run.sh >/dev/null 2>&1 &
+# Continued pretraining of the committed biLM (project/report/bilm, with its softmax and vocabulary) on
+# news+books+reviews; FROM=<biLM folder> continues another biLM of the same size and vocabulary instead.
+# As run for the second stage, project/report/bilm held the first stage's biLM.
+# OUT: the run's folder, outside the checkout (bilm/ with checkpoints, log.txt). Start or resume (from
+# OUT/bilm/checkpoint.pt): MINUTES=80 THREADS=2 nohup bash run.sh >/dev/null 2>&1 &
 set -e
-cd "$(dirname "$0")"
+OUT=${OUT:-$HOME/elmo-runs/continue-small}
+mkdir -p "$OUT"
+cd "$OUT"
 P=/work/main
 B=$P/project/report/bilm
 D=/work/shared/data/lm

@@ -1,15 +1,18 @@
 #!/bin/bash
 # The study's task runs with the continued biLM, one thread each.
 # Usage: tasks.sh SETTING..., SETTING one of ner-100pct ner-10pct ner-1pct wnut17 sst5 sst2 trec,
-# ner-100pct-adapted ner-10pct-adapted ner-1pct-adapted, or baseline-sst5 baseline-sst2
-# baseline-trec (the same textcat pipeline without ELMo). SEEDS=0,1,2 by default.
-# BILM: the biLM folder (the committed continued biLM by default), ADAPTED: the biLM adapted
-# to CoNLL's training text (adapt.sh's model-best), EXPERIMENTS: where the runs go,
+# ner-100pct-adapted ner-10pct-adapted ner-1pct-adapted sst5-adapted sst2-adapted trec-adapted,
+# or baseline-sst5 baseline-sst2 baseline-trec (the same textcat pipeline without ELMo).
+# SEEDS=0,1,2 by default. BILM: the biLM folder (the committed biLM, ../bilm/, by default);
+# ADAPTED, ADAPTED_SST, ADAPTED_TREC: the biLM adapted to CoNLL's, SST's and TREC's training
+# text (adapt.sh's model-best for each TASK); EXPERIMENTS: where the runs go,
 # TEXTCAT: extra overrides for every textcat run (e.g. the pooling variant).
 cd /work/main
 export OMP_NUM_THREADS=1 SPACY_ELMO_THREADS=fixed
-B=${BILM:-project/report/continued/bilm}
+B=${BILM:-project/report/bilm}
 A=${ADAPTED:-/root/elmo-runs/continued/adapt-conll-mixed/model-best}
+A_SST=${ADAPTED_SST:-/root/elmo-runs/continued/adapt-sst/model-best}
+A_TREC=${ADAPTED_TREC:-/root/elmo-runs/continued/adapt-trec/model-best}
 run() {  # NAME CONFIG CORPUS TRAIN_FILE [BILM] [OVERRIDES...]
   local name=$1 config=$2 corpus=$3 train=$4 bilm=$5
   shift 5
@@ -30,6 +33,9 @@ for setting in "$@"; do
     ner-100pct-adapted) run ner-elmo-adapted-100pct ner_elmo.cfg ner train.spacy "$A" ;;
     ner-10pct-adapted) run ner-elmo-adapted-10pct ner_elmo.cfg ner train-10pct.spacy "$A" ;;
     ner-1pct-adapted) run ner-elmo-adapted-1pct ner_elmo.cfg ner train-1pct.spacy "$A" ;;
+    sst5-adapted | sst2-adapted)
+      run "${setting%-adapted}-elmo-adapted" textcat_elmo.cfg "${setting%-adapted}" train.spacy "$A_SST" "${textcat[@]}" ;;
+    trec-adapted) run trec-elmo-adapted textcat_elmo.cfg trec train.spacy "$A_TREC" "${textcat[@]}" ;;
     sst5 | sst2 | trec) run "$setting-elmo" textcat_elmo.cfg "$setting" train.spacy "$B" "${textcat[@]}" ;;
     baseline-sst5 | baseline-sst2 | baseline-trec)
       run "${setting#baseline-}-baseline" textcat.cfg "${setting#baseline-}" train.spacy "" "${textcat[@]}" ;;
