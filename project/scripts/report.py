@@ -193,8 +193,8 @@ def bilm_section(bilm: Path, perplexity: List[Path], earlier: List[Path]) -> Lis
         f"{n_params / 1e6:.2f}M parameters, weights.hdf5 {weights.stat().st_size / 1e6:.1f} MB "
         f"(the softmax used only for pretraining not counted).",
     ]
-    logs = [*earlier, *[log for log in [bilm / "metrics.jsonl"] if log.exists()]]
-    stages = [json.loads(log.read_text().strip().splitlines()[-1]) for log in logs]
+    logs = [*earlier, bilm / "metrics.jsonl"]
+    stages = [json.loads(log.read_text().strip().splitlines()[-1]) for log in logs if log.exists()]
     described = [
         f"{last['step']:,} steps, {last['tokens']:,} tokens, "
         f"{last['elapsed_seconds'] / 60:.0f} minutes ({last['tokens'] / last['elapsed_seconds']:,.0f} tokens/s)"
@@ -243,7 +243,10 @@ def main(
     plot: Optional[Path] = typer.Option(None, help="PNG for the sample-efficiency curve."),
     bilm: Optional[Path] = typer.Option(None, help="The pretraining output folder (model-best, metrics.jsonl)."),
     earlier_stage: List[Path] = typer.Option(
-        [], help="metrics.jsonl of a pretraining run the biLM continued from (oldest first), for the full cost."
+        [],
+        exists=True,
+        dir_okay=False,
+        help="metrics.jsonl of a pretraining run the biLM continued from (oldest first), for the full cost.",
     ),
     perplexity: List[Path] = typer.Option([], help="Perplexity JSON files from `python -m spacy_elmo perplexity`."),
     layers: Optional[Path] = typer.Option(None, help="layers.json from probe_layers.py."),
