@@ -10,7 +10,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import Dropout, Model, chain
+from thinc.api import Model, chain
 from thinc.types import Floats2d, Floats3d
 
 from .mix import ScalarMixLayer
@@ -88,7 +88,8 @@ def ElmoListenerV1(
     upstream: name of the `elmo` component to listen to, "*" for any.
     grad_factor: scale of the gradient sent into the biLM; 0 keeps it frozen.
     gamma: initial scale of the mix. layer_norm: normalise each layer per sentence first.
-    dropout: dropout on the mixed vectors. l2_coef: L2 penalty on the mix weights.
+    dropout: dropout on the mixed vectors, this rate whatever [training] dropout is.
+    l2_coef: L2 penalty on the mix weights.
     """
     return ElmoListener(upstream, _head(gamma, layer_norm, dropout, l2_coef, grad_factor), grad_factor)
 
@@ -125,7 +126,7 @@ def replace_listener_cfg(bilm_config: Dict, tok2vec_config: Dict) -> Dict:
 def _head(gamma: float, layer_norm: bool, dropout: float, l2_coef: float, grad_factor: float) -> Model:
     mix = ScalarMixLayer(gamma=gamma, layer_norm=layer_norm, l2_coef=l2_coef)
     mix.attrs["need_input_grad"] = grad_factor > 0
-    head = chain(mix, Dropout(dropout))
+    head = chain(mix, _own_dropout(dropout))
     head.set_ref("mix", mix)
     return head
 
@@ -210,3 +211,22 @@ def _layers_from_doc(model: ElmoListener, doc: Doc, is_train: bool) -> DocLayers
     # Right shape, no information: what spaCy's Tok2VecListener does before the upstream ran.
     n_layers, width = model.mix.get_dim("nL"), model.get_dim("nO")
     return DocLayers(model.ops.alloc3f(n_layers, len(doc), width), model.ops.asarray_i([-1] * len(doc)))
+
+
+def _own_dropout(rate: float) -> Model[List[Floats2d], List[Floats2d]]:
+    """Dropout at the listener's own rate. thinc's Dropout keeps its rate in the attr
+    "dropout_rate", which spaCy's update overwrites with [training] dropout in every layer
+    of a component's model; this rate is kept under another name, so it is the one used."""
+    if not 0.0 <= rate < 1.0:
+        raise ValueError(f"The ELMo listener's dropout must be in [0, 1), not {rate}.")
+    return Model("elmo_dropout", _own_dropout_forward, attrs={"elmo_dropout_rate": rate})
+
+
+def _own_dropout_forward(
+    model: Model, arrays: List[Floats2d], is_train: bool
+) -> Tuple[List[Floats2d], Callable[[List[Floats2d]], List[Floats2d]]]:
+    rate = model.attrs["elmo_dropout_rate"]
+    if not is_train or rate == 0.0:
+        return arrays, lambda d_arrays: d_arrays
+    masks = [model.ops.get_dropout_mask(a.shape, rate) for a in arrays]
+    return [a * m for a, m in zip(arrays, masks)], lambda d_arrays: [d * m for d, m in zip(d_arrays, masks)]

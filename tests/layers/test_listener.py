@@ -11,7 +11,7 @@ import torch
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
-from thinc.api import SGD, Model, fix_random_seed
+from thinc.api import SGD, Model, fix_random_seed, set_dropout_rate
 
 from spacy_elmo.layers import ElmoBiLM, ElmoEmbed, get_bilm
 from spacy_elmo.model import BiLM
@@ -226,3 +226,30 @@ def test_replaced_listener_fine_tunes_a_copy_of_the_bilm():
     exact, _ = grad_factor.layers[0].begin_update(docs)
     for got, want in zip(predicted, exact):
         numpy.testing.assert_allclose(got.layers, want.layers, atol=1e-4, rtol=0)
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.5])
+def test_listener_dropout_keeps_its_own_rate_when_spacy_sets_the_training_dropout(rate):
+    """spaCy's update sets [training] dropout on every layer with a "dropout_rate" attr; the
+    listener's own rate must be the one applied to the mixed vectors, and none at prediction."""
+    from spacy_elmo.layers import ElmoListenerV1
+
+    listener = ElmoListenerV1(upstream="elmo", dropout=rate)
+    set_dropout_rate(listener, 0.1)
+    dropout = next(node for node in listener.walk() if node.name == "elmo_dropout")
+    vectors = [numpy.ones((2000, 16), dtype="f"), numpy.ones((5, 16), dtype="f")]
+    dropped, backprop = dropout(vectors, is_train=True)
+    zeroed = float((dropped[0] == 0).mean())
+    assert abs(zeroed - rate) < 0.02, f"dropped {zeroed:.3f} of the values, the listener's rate is {rate}"
+    numpy.testing.assert_allclose(dropped[0][dropped[0] != 0], 1 / (1 - rate))
+    d_vectors = backprop([numpy.ones_like(v) for v in vectors])
+    numpy.testing.assert_array_equal(d_vectors[0], dropped[0])  # the same mask backwards
+    predicted, _ = dropout(vectors, is_train=False)
+    numpy.testing.assert_array_equal(predicted[0], vectors[0])
+
+
+def test_listener_dropout_out_of_range_names_the_setting():
+    from spacy_elmo.layers import ElmoListenerV1
+
+    with pytest.raises(ValueError, match=r"listener's dropout must be in \[0, 1\), not 1.5"):
+        ElmoListenerV1(upstream="elmo", dropout=1.5)
