@@ -12,7 +12,6 @@ only.
 """
 
 import argparse
-import os
 import statistics
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Dict, List
 
 import spacy
 import torch
+from bench_bilm import load
 from spacy.tokens import Doc, DocBin
 
 HERE = Path(__file__).resolve().parent
@@ -61,8 +61,7 @@ def main() -> None:
     pipelines = {name: load_cold(path) for name, path in named.items()}
     docs = list(DocBin().from_disk(args.data).get_docs(spacy.blank("en").vocab))
     print(
-        f"threads: {args.threads}  load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}  "
-        f"texts: {args.data} ({len(docs):,} docs, {sum(len(d) for d in docs):,} words)"
+        f"threads: {args.threads}  {load()}  texts: {args.data} ({len(docs):,} docs, {sum(len(d) for d in docs):,} words)"
     )
     rates: Dict[str, List[float]] = {name: [] for name in pipelines}
     for round_ in range(args.repeats + 1):  # the first round is the warm-up
@@ -72,7 +71,7 @@ def main() -> None:
                 rates[name].append(rate)
     for name, values in rates.items():
         print(f"{name:>16} {' '.join(pipelines[name].pipe_names):>24} {statistics.median(values):>9,.0f} words/s")
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"after: {load()}")
 
 
 if __name__ == "__main__":
