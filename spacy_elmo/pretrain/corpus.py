@@ -9,6 +9,7 @@ import gzip
 import heapq
 import io
 import json
+import sys
 from collections import Counter
 from contextlib import ExitStack
 from itertools import chain, islice
@@ -97,14 +98,16 @@ class TextLines:
                 return _raw_lines(files.enter_context(_open(path)), self.max_line_bytes, path, is_json)
 
             if self.interleave:
-                parts, counts = [], []
+                bounds = []  # each part's file, first line, end (None: the file's end) and size; all read at once
                 for path, n in zip(self.files, self.line_counts()):
                     starts = sorted({n * k // self.segments for k in range(self.segments)})  # no empty parts
                     ends: List[Optional[int]] = [*starts[1:], None]  # the last part runs to the file's end
-                    for begin, end in zip(starts, ends):
-                        parts.append(islice(raw_lines(path), begin, end))
-                        counts.append((n if end is None else end) - begin)
-                lines = _proportional(parts, counts)
+                    bounds.extend(
+                        (path, begin, end, (n if end is None else end) - begin) for begin, end in zip(starts, ends)
+                    )
+                _allow_open_files(len(bounds), len(self.files))
+                parts = [islice(raw_lines(path), begin, end) for path, begin, end, _ in bounds]
+                lines = _proportional(parts, [size for *_, size in bounds])
             else:
                 lines = chain.from_iterable(raw_lines(path) for path in self.files)
             for index, (raw, is_json) in enumerate(lines):
@@ -174,6 +177,26 @@ def _open(path: Path) -> IO[bytes]:
             'or .jsonl with a "text" field (gzipped files need a .gz suffix).'
         )
     return f
+
+
+def _allow_open_files(n_parts: int, n_files: int) -> None:
+    """Raise this process's soft limit on open files to fit ``n_parts`` read at once (up to
+    the hard limit), or say how to need fewer."""
+    if sys.platform == "win32":
+        return
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = n_parts + 256  # the process's own files: libraries, sockets, checkpoints
+    if soft == resource.RLIM_INFINITY or needed <= soft:
+        return
+    if hard != resource.RLIM_INFINITY and needed > hard:
+        raise CorpusError(
+            f"Reading {n_files} text file(s) in {n_parts} parts at once needs {needed} open files, more than this "
+            f"process may open ({hard}): lower data.segments_per_file, join the text into fewer files, or raise "
+            "the limit (ulimit -n)."
+        )
+    resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
 
 
 def _raw_lines(f: IO[bytes], max_bytes: int, path: Path, is_json: bool) -> Iterator[Tuple[bytes, bool]]:

@@ -54,6 +54,24 @@ def test_file_segments_mix_a_file_sorted_by_source(tmp_path):
         TextLines(short, interleave=True, segments=0)
 
 
+def test_parts_read_at_once_raise_the_open_file_limit_or_name_the_setting(tmp_path, monkeypatch):
+    """Each file's segments are open together: the soft limit rises to fit them, up to the hard one."""
+    resource = pytest.importorskip("resource")
+    files = [write(tmp_path / f"{name}.txt", f"{name}1\n{name}2\n{name}3\n".encode()) for name in "abc"]
+    lines = TextLines(files, interleave=True, segments=3)  # 9 parts
+    raised = []
+    monkeypatch.setattr(resource, "setrlimit", lambda which, limits: raised.append(limits))
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (200, 1000))
+    assert sorted(t for _, t in lines) == sorted(f"{n}{i}" for n in "abc" for i in (1, 2, 3))
+    assert raised == [(9 + 256, 1000)]
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (200, 260))
+    with pytest.raises(
+        CorpusError,
+        match=r"3 text file\(s\) in 9 parts at once needs 265 open files.*\(260\): lower data.segments_per_file",
+    ):
+        list(lines)
+
+
 def test_bad_lines_are_skipped_and_counted(tmp_path):
     text = "good line\n".encode() + b"caf\xe9 latin-1\n" + b"x" * 5000 + b"\nlast line\n"
     lines = TextLines(write(tmp_path / "t.txt", text), max_line_bytes=1000)
