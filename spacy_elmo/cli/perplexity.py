@@ -46,10 +46,10 @@ def perplexity_cli(
         config_file = model_dir / CONFIG
         if config_file.is_file():
             settings = resolve_settings(Config().from_disk(config_file, interpolate=False))
-            splitter, max_line_bytes = settings.tokenizer, settings.data.max_line_bytes
+            splitter, data = settings.tokenizer, settings.data
+            lines = TextLines(text, max_line_bytes=data.max_line_bytes, text_field=data.text_field)
         else:
-            splitter, max_line_bytes = spacy_sentences(), 1_000_000
-        lines = TextLines(text, max_line_bytes=max_line_bytes)
+            splitter, lines = spacy_sentences(), TextLines(text)
         result = perplexity(
             lm, text_sentences(lines, splitter), vocab, batch_size=batch_size, max_sentences=max_sentences
         )

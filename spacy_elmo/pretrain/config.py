@@ -172,7 +172,7 @@ class TrainingSettings(_Section):
     max_minutes: float = (
         0.0  # wall-clock budget of this run (a resumed run gets it anew): then evaluate, save, stop; 0: none
     )
-    grad_clip: float = 10.0  # global gradient-norm clipping
+    grad_clip: float = 10.0  # global gradient-norm clipping; 0: none
     log_every: int = 10
     eval_every: int = 200  # dev perplexity, model-last, model-best and checkpoint
     checkpoint_minutes: float = (

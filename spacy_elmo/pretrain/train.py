@@ -294,7 +294,8 @@ class Trainer:
             raise TrainingDiverged(self._diverged("loss", total))
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        norm = torch.nn.utils.clip_grad_norm_(self.lm.parameters(), self.settings.training.grad_clip)
+        max_norm = self.settings.training.grad_clip or math.inf  # 0: no clipping (the norm is still checked)
+        norm = torch.nn.utils.clip_grad_norm_(self.lm.parameters(), max_norm)
         if not torch.isfinite(norm):
             raise TrainingDiverged(self._diverged("gradient norm", float(norm)))
         self.optimizer.step()
@@ -404,6 +405,7 @@ class Trainer:
                 "data": data_states,
                 "lstm_state": lstm_states,
                 "config": self.settings.config.to_str(),
+                "data_order": self._data_order(),
             }
             tmp = self.checkpoint_path.with_name(f".{CHECKPOINT}.tmp")
             torch.save(checkpoint, tmp)
@@ -430,6 +432,18 @@ class Trainer:
                 f"{self.checkpoint_path} is a run of another model or vocabulary than this config describes ({first[:200]}). "
                 "Use a new output folder, or --training.resume false to start afresh in this one (its checkpoint and log are replaced)."
             ) from None
+        saved_order, order = checkpoint.get("data_order"), self._data_order()
+        if saved_order is not None and saved_order != order:
+            changes = "; ".join(
+                f"{key} {saved_order.get(key)!r} -> {order.get(key)!r}"
+                for key in sorted(set(saved_order) | set(order))
+                if saved_order.get(key) != order.get(key)
+            )
+            raise ValueError(
+                f"{self.checkpoint_path} was written for other training text or data settings ({changes}); resuming "
+                "from its position would skip or repeat text. Resume with the text and settings it was written with, "
+                "or use a new output folder, or --training.resume false to start afresh in this one."
+            )
         self.optimizer.load_state_dict(checkpoint["optimizer"])
         self.sampler.generator.set_state(checkpoint["sampler"])
         _set_rng_state(checkpoint["rng"][self.processes.rank])
@@ -441,10 +455,26 @@ class Trainer:
             else LstmState(state.hidden.to(self.processes.device), state.cell.to(self.processes.device))
         )
         self.progress = Progress(**checkpoint["progress"])
+        # Tokens of a step interval cut short by a signal: this segment's first rate counts its own only.
+        self.progress.tokens_since_log = 0
         self.checkpoint_step = self.progress.step
         if self.processes.is_main:
             _truncate_metrics(self.out / METRICS, self.progress.step)
         self._log(f"Resuming from {self.checkpoint_path} at step {self.progress.step}")
+
+    def _data_order(self) -> Dict[str, Any]:
+        """What decides the text each step reads: the checkpoint's position means the same
+        only with the same files (by name and size) and data and tokenizer settings."""
+        data = self.settings.data
+        return {
+            "paths.train": [f"{path.name} ({path.stat().st_size:,} bytes)" for path in self.train_lines.files],
+            **{
+                f"data.{key}": getattr(data, key)
+                for key in ("mode", "batch_size", "unroll_steps", "max_line_bytes", "text_field", "interleave_files")
+            },
+            "data.segments_per_file": self.train_lines.segments,
+            "tokenizer": json.dumps(self.settings.config.get("tokenizer", {}), sort_keys=True, default=str),
+        }
 
     def _segment_start(self) -> Dict[str, Any]:
         """This process's run segment: where it started, on which machine and how loaded."""

@@ -99,3 +99,28 @@ def test_verbose_adds_the_traceback_to_the_error(tmp_path, text):
     assert "CorpusError: Text path not found" in verbose.output and verbose.output.rstrip().splitlines()[-1].startswith(
         "Error: Text path not found"
     )
+
+
+@pytest.mark.parametrize("change", ["segments", "text"])
+def test_resuming_with_other_text_or_data_settings_names_the_change(tmp_path, text, change):
+    """The checkpoint's position in the text means the same only with the same files and
+    [data] settings: a changed one is refused, naming it; the same ones resume."""
+    out = str(tmp_path / "out")
+
+    def pretrain(*options: str):
+        return CliRunner().invoke(app, ["pretrain", CONFIG, out, "--paths.train", str(text), *MICRO, *options])
+
+    first = pretrain("--training.max_steps", "2", "--training.eval_every", "2")
+    assert first.exit_code == 0, first.output
+    original = text.read_text()
+    if change == "segments":
+        line = _error(pretrain("--training.max_steps", "4", "--data.segments_per_file", "4"))
+        assert "data.segments_per_file 16 -> 4" in line
+    else:
+        text.write_text(original + "A new line of text.\n")
+        line = _error(pretrain("--training.max_steps", "4"))
+        assert "paths.train ['text.txt (" in line
+        text.write_text(original)
+    assert "would skip or repeat text" in line and "--training.resume false" in line
+    resumed = pretrain("--training.max_steps", "4", "--training.eval_every", "2")
+    assert resumed.exit_code == 0 and "Resuming from" in resumed.output, resumed.output

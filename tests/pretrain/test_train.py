@@ -3,8 +3,11 @@
 import json
 import math
 import os
+import signal
+import time
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import h5py
 import numpy
@@ -22,6 +25,7 @@ from spacy_elmo.pretrain import (
     BiLanguageModel,
     Softmax,
     TrainingDiverged,
+    TrainingStopped,
     Vocabulary,
     load_model_dir,
     load_settings,
@@ -531,3 +535,60 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_grad_clip_zero_trains_without_clipping(tmp_path, text):
+    """0 means no clipping: the same steps as a limit no gradient reaches, not a frozen model."""
+    weights = {}
+    for clip in (0.0, 1e12):
+        out = tmp_path / f"clip-{clip:g}"
+        pretrain(settings(tmp_path, text, **MICRO, **{"training.max_steps": 2, "training.grad_clip": clip}), out)
+        weights[clip] = load_model_dir(out / "model-last")[0].state_dict()
+    assert weights[0.0].keys() == weights[1e12].keys()
+    for name, value in weights[0.0].items():
+        torch.testing.assert_close(value, weights[1e12][name], rtol=0, atol=0, msg=name)
+    fresh = load_model_dir(tmp_path / "clip-0" / "model-last")[0]
+    assert fresh.softmax.bias.abs().sum() > 0  # trained: the softmax bias starts at zero
+
+
+def test_tokens_per_second_after_a_signal_resume_counts_the_resumed_steps_only(tmp_path, text, monkeypatch):
+    """A signal stops the run between log steps; the first rate after the resume divides the
+    tokens trained since the resume by the time since the resume (a clock of 1 s per step)."""
+    clock = {"now": 0.0}
+    fake_time = SimpleNamespace(
+        perf_counter=lambda: clock["now"], monotonic=time.monotonic, process_time=time.process_time
+    )
+    monkeypatch.setattr(train_module, "time", fake_time)
+    real_step = train_module.Trainer.train_step
+    calls = {"n": 0}
+
+    def timed_step(self):
+        calls["n"] += 1
+        clock["now"] += 1.0
+        if calls["n"] == 6:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_step(self)
+
+    monkeypatch.setattr(train_module.Trainer, "train_step", timed_step)
+    out = tmp_path / "run"
+    overrides = {**MICRO, "training.max_steps": 8, "training.log_every": 4, "training.eval_every": 100}
+    with pytest.raises(TrainingStopped):
+        pretrain(settings(tmp_path, text, **overrides), out)
+    stopped = torch.load(out / "checkpoint.pt", weights_only=False)["progress"]
+    assert stopped["step"] == 6 and stopped["tokens_since_log"] > 0
+    pretrain(settings(tmp_path, text, **overrides), out)
+    by_step = {r["step"]: r for r in records(out)}
+    assert sorted(by_step) == [4, 8]
+    assert by_step[4]["tokens_per_second"] == pytest.approx(by_step[4]["tokens"] / 4.0)
+    assert by_step[8]["tokens_per_second"] == pytest.approx((by_step[8]["tokens"] - stopped["tokens"]) / 2.0)
+
+
+def test_perplexity_cli_reads_the_text_field_the_model_was_trained_with(tmp_path, text):
+    corpus = tmp_path / "text.jsonl"
+    corpus.write_text("".join(json.dumps({"body": line}) + "\n" for line in text.read_text().splitlines()))
+    out = tmp_path / "run"
+    overrides = {**MICRO, "paths.train": str(corpus), "paths.dev": str(corpus), "data.text_field": "body"}
+    pretrain(settings(tmp_path, text, **overrides, **{"training.max_steps": 2}), out)
+    run = CliRunner().invoke(app, ["perplexity", str(out / "model-last"), str(corpus)])
+    assert run.exit_code == 0, run.output
+    assert json.loads(run.output.strip().splitlines()[-1])["n_tokens"] > 0
