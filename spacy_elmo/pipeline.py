@@ -20,7 +20,7 @@ from thinc.api import Config, Model, Optimizer
 from thinc.types import Floats1d, Floats2d
 
 from .layers import DocLayers, ElmoListener, bilm_requirement, get_bilm, mix_layers
-from .layers.sequences import sequence_ranges
+from .layers.sequences import sequence_ranges, stale_vectors_error
 
 DEFAULT_MODEL_CONFIG = """
 [model]
@@ -94,13 +94,20 @@ def install_extensions() -> None:
         Span.set_extension("elmo", getter=_span_elmo)
 
 
+def _doc_vectors(doc: Doc) -> Optional[Floats2d]:
+    vectors = doc._.elmo
+    if vectors is not None and len(vectors) != len(doc):
+        raise stale_vectors_error(doc, len(vectors), "elmo")
+    return vectors
+
+
 def _token_elmo(token: Token) -> Optional[Floats1d]:
-    vectors = token.doc._.elmo
+    vectors = _doc_vectors(token.doc)
     return None if vectors is None else vectors[token.i]
 
 
 def _span_elmo(span: Span) -> Optional[Floats1d]:
-    vectors = span.doc._.elmo
+    vectors = _doc_vectors(span.doc)
     if vectors is None:
         return None
     if len(span) == 0:

@@ -5,6 +5,7 @@ import pickle
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy
 import pytest
@@ -208,3 +209,26 @@ def test_100k_token_doc_runs_in_bounded_memory(fixture_dir):
     assert (int(n_tokens), int(n_sequences)) == (100_000, 391)  # ceil(100000 / 256) windows
     print(f"100k-token Doc: peak RSS growth {float(peak_growth_mb):.0f} MB in {float(seconds):.1f} s")
     assert float(peak_growth_mb) < 400
+
+
+def test_vectors_of_a_retokenized_doc_name_the_cause_instead_of_shifting(nlp):
+    doc = nlp("New York is big.")
+    with doc.retokenize() as retokenizer:
+        retokenizer.merge(doc[0:2])
+    for get in (lambda: doc[1]._.elmo, lambda: doc[0:2]._.elmo):
+        with pytest.raises(
+            ValueError, match=r"doc._.elmo holds 5 token\(s\) but the Doc now has 4: it was retokenized"
+        ):
+            get()
+    again = nlp.get_pipe("elmo")(doc)
+    assert again[1]._.elmo.shape == (32,)
+
+
+def test_threads_sharing_one_pipeline_get_the_vectors_of_their_own_docs(fixture_dir):
+    nlp = _nlp(fixture_dir, model={"cache_mb": 0})
+    texts = [f"Sentence {i} has {'quite ' * (i % 9)}a few words." for i in range(24)]
+    expected = [nlp(text)._.elmo for text in texts]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda text: nlp(text)._.elmo, texts * 4))
+    for want, vectors in zip(expected * 4, got):
+        numpy.testing.assert_allclose(vectors, want, atol=FAST_TOLERANCE)

@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import threading
 import warnings
 from io import BytesIO
 from pathlib import Path
@@ -76,7 +77,9 @@ class BiLMHolder(nn.Module):
         """Pickled (spaCy's workers under the spawn or forkserver start method): without the
         fast path's caches and scratch memory."""
         state = dict(self.__dict__)
-        state["_fast"], state["_fast_pid"] = [], -1
+        # A copy in this process (thinc's Shim.copy, nlp.replace_listeners) keeps torch's threads;
+        # unpickled in another process, enter_process sees a new pid.
+        state["_fast"], state["_fast_pid"] = [], os.getpid()
         return state
 
 
@@ -209,6 +212,11 @@ def _init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
         bilm = BiLM(get_preset(preset))
     elif weight_file is None:
         bilm = BiLM(read_options(options_file))
+        warnings.warn(
+            f"spacy-elmo: options_file {options_file} without weight_file gives a biLM with random weights; its "
+            "vectors mean nothing until it is trained. Pass the weights as weight_file (--paths.elmo_weights).",
+            stacklevel=2,
+        )
     else:
         bilm = load_bilm(options_file, weight_file)
     if not model.attrs["save_weights"]:  # the biLM came from a package: folder is its folder
@@ -261,7 +269,19 @@ def _character_ids(max_chars: int) -> CharacterIds:
     return _CHARACTER_IDS[max_chars]
 
 
+# One prediction at a time in a process: the fast path's scratch memory and the caches are
+# shared, and torch already runs each call on every core it may use.
+_PREDICTION_LOCK = threading.Lock()
+
+
 def _forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[DocLayers], Callable]:
+    if is_train:
+        return _run(model, docs, is_train)
+    with _PREDICTION_LOCK:
+        return _run(model, docs, is_train)
+
+
+def _run(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[DocLayers], Callable]:
     bilm = get_bilm(model)
     if bilm is None:
         raise ValueError("The ELMo biLM has no weights yet: call nlp.initialize() (or load a saved pipeline) first.")

@@ -14,7 +14,7 @@ from thinc.api import Model, chain
 from thinc.types import Floats2d, Floats3d
 
 from .mix import ScalarMixLayer
-from .sequences import DocLayers, segment_ids
+from .sequences import DocLayers, segment_ids, stale_vectors_error
 
 
 class ElmoListener(Model):
@@ -201,6 +201,8 @@ def _listener_forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> T
 def _layers_from_doc(model: ElmoListener, doc: Doc, is_train: bool) -> DocLayers:
     layers = doc._.get("elmo_layers") if Doc.has_extension("elmo_layers") else None
     if layers is not None:
+        if layers.shape[1] != len(doc):
+            raise stale_vectors_error(doc, layers.shape[1], "elmo_layers")
         return DocLayers(model.ops.asarray3f(layers), model.ops.asarray_i(segment_ids(doc, doc._.elmo_sequences)))
     if is_train and len(doc):
         raise ValueError(

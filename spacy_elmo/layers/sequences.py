@@ -82,3 +82,12 @@ def batch_by_tokens(lengths: Sequence[int], max_tokens: int) -> List[List[int]]:
         else:
             batches.append([i])
     return batches
+
+
+def stale_vectors_error(doc: Doc, n_rows: int, attr: str) -> ValueError:
+    """The error for ELMo vectors of a Doc whose tokens changed after the elmo component ran."""
+    return ValueError(
+        f"doc._.{attr} holds {n_rows} token(s) but the Doc now has {len(doc)}: it was retokenized after the "
+        "'elmo' component ran (e.g. by merge_entities). Put retokenizing components before 'elmo' in the "
+        "pipeline, or run 'elmo' again on the retokenized Doc."
+    )

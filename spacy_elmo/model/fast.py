@@ -70,7 +70,7 @@ class FastBiLM(nn.Module):
     input gates are computed in one matmul. Scratch memory kept between calls: about
     (chunk_rows + 2 x batch + distinct tokens) x 8 x lstm_dim floats, at most 256 MB per
     buffer (~200 MB on the original size at batch 32). Not thread-safe: give each thread its
-    own FastBiLM.
+    own FastBiLM (the `elmo` component runs one prediction at a time).
     """
 
     def __init__(

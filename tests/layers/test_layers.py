@@ -1,6 +1,9 @@
 """Thinc layers: the biLM layer against the torch BiLM, the numpy mix against ScalarMix,
 the feature cache, sequence splitting and gradients."""
 
+import pickle
+from types import SimpleNamespace
+
 import numpy
 import pytest
 import spacy
@@ -19,6 +22,7 @@ from spacy_elmo.layers import (
     get_feature_cache,
     mix_weights,
 )
+from spacy_elmo.layers import bilm as bilm_layer_module
 from spacy_elmo.layers.sequences import doc_sequences, segment_ids, sequence_ranges
 from spacy_elmo.model import ScalarMix
 
@@ -206,6 +210,27 @@ def test_preset_gives_a_fresh_model(vocab):
     model.initialize()
     (output,) = model.predict([Doc(vocab, words=["a", "b"])])
     assert output.layers.shape == (3, 2, 128)
+
+
+def test_options_without_weights_warn_that_the_biLM_is_random(fixture_dir, vocab):
+    model = ElmoBiLM(options_file=str(fixture_dir / "options.json"))
+    with pytest.warns(UserWarning, match="without weight_file gives a biLM with random weights.*--paths.elmo_weights"):
+        model.initialize()
+
+
+def test_a_copy_keeps_torch_threads_and_a_worker_process_runs_one(fixture_dir, vocab, monkeypatch):
+    """thinc's Shim.copy (nlp.replace_listeners) pickles the holder: in the same process the
+    copy leaves torch's threads alone; unpickled in another process it runs torch on one."""
+    calls = []
+    monkeypatch.setattr(bilm_layer_module.torch, "set_num_threads", calls.append)
+    monkeypatch.setattr(bilm_layer_module, "process_governor", lambda: SimpleNamespace(update=lambda: 1))
+    copy = _bilm_layer(fixture_dir).copy()
+    copy.predict([Doc(vocab, words=["a", "b"])])
+    assert calls == []
+    worker = pickle.loads(pickle.dumps(copy))
+    monkeypatch.setattr(bilm_layer_module.os, "getpid", lambda: -2)
+    worker.predict([Doc(vocab, words=["a", "b"])])
+    assert calls == [1]
 
 
 def test_elmo_tok2vec_with_a_bilstm_encoder_over_a_standalone_bilm(fixture_dir, vocab):

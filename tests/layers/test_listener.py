@@ -147,6 +147,19 @@ def test_listener_without_layers_for_a_training_doc_names_the_fix():
     numpy.testing.assert_allclose(vectors, annotated._.elmo_layers.mean(axis=0), atol=1e-5)
 
 
+def test_listener_on_a_doc_retokenized_after_elmo_names_the_cause():
+    nlp = _pipeline([1.0])
+    (listener,) = nlp.get_pipe("elmo").listeners
+    doc = nlp.get_pipe("elmo")(Doc(nlp.vocab, words=["New", "York", "is", "big"]))
+    with doc.retokenize() as retokenizer:
+        retokenizer.merge(doc[0:2])
+    for run in (listener.predict, listener.begin_update):
+        with pytest.raises(
+            ValueError, match=r"doc._.elmo_layers holds 4 token\(s\) but the Doc now has 3.*before 'elmo'"
+        ):
+            run([doc])
+
+
 def _embed(grad_factor: float) -> Model:
     fix_random_seed(0)
     model = ElmoEmbed(ElmoBiLM(preset="tiny"), grad_factor=grad_factor)
