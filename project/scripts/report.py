@@ -12,6 +12,7 @@ are gone from what `spacy project run` printed for them (test score, config and 
 """
 
 import json
+import math
 import os
 import re
 import shutil
@@ -36,9 +37,17 @@ def _main_metric(test: Dict[str, float]) -> str:
 
 
 def _mean_std(values: List[float]) -> str:
-    mean = statistics.mean(values)
-    std = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{100 * mean:.2f} ± {100 * std:.2f}"
+    """Mean ± sample standard deviation, x100; one value is marked as such."""
+    if len(values) == 1:
+        return f"{100 * values[0]:.2f} (1 seed)"
+    return f"{100 * statistics.mean(values):.2f} ± {100 * statistics.stdev(values):.2f}"
+
+
+def _standard_error(a: List[float], b: List[float]) -> Optional[float]:
+    """Standard error of mean(a) - mean(b) from the seeds' sample variances (None below 2 seeds each)."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    return math.sqrt(statistics.variance(a) / len(a) + statistics.variance(b) / len(b))
 
 
 def _override(overrides: List[str], key: str) -> Optional[str]:
@@ -117,13 +126,17 @@ def compare_systems(summary: Dict[str, Dict]) -> Dict[str, Dict]:
         for system in ("elmo", "elmo_adapted"):
             if row[system] is not None:
                 row[f"{system}_minus_baseline"] = row[system] - row["baseline"]
+                other = summary[f"{task}-{system.replace('_', '-')}{setting}"]
+                row[f"{system}_standard_error"] = _standard_error(
+                    [s["test"] for s in other["seeds"].values()], [s["test"] for s in entry["seeds"].values()]
+                )
         rows[f"{task}{setting}"] = row
     return rows
 
 
 def task_table(summary: Dict[str, Dict]) -> List[str]:
     lines = [
-        "| setting | config, steps | evaluated on | metric | mean ± std over seeds (x100) | per seed | train time (s, mean) | eval words/s |",
+        "| setting | config, steps | evaluated on | metric | mean ± sample std over seeds (x100) | per seed | train time (s, mean) | eval words/s |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, entry in summary.items():
@@ -156,7 +169,7 @@ def comparison_table(rows: Dict[str, Dict]) -> List[str]:
 
 
 def target_table(rows: Dict[str, Dict], layers: Optional[Dict]) -> List[str]:
-    lines = ["| target | measured | met |", "|---|---|---|"]
+    lines = ["| target | measured (± standard error) | met, on the mean |", "|---|---|---|"]
     for setting, points in TARGETS.items():
         row = rows.get(setting, {})
         for system, label in (("elmo", "ELMo"), ("elmo_adapted", "ELMo with the adapted biLM")):
@@ -167,7 +180,9 @@ def target_table(rows: Dict[str, Dict], layers: Optional[Dict]) -> List[str]:
                 lines.append(f"| {setting}: {label} >= baseline + {points:.1f} | not run | - |")
             else:
                 met = "yes" if 100 * delta >= points else "no"
-                lines.append(f"| {setting}: {label} >= baseline + {points:.1f} | {100 * delta:+.2f} | {met} |")
+                error = row.get(f"{system}_standard_error")
+                measured = f"{100 * delta:+.2f}" + ("" if error is None else f" ± {100 * error:.2f}")
+                lines.append(f"| {setting}: {label} >= baseline + {points:.1f} | {measured} | {met} |")
     pos = (layers or {}).get("probes", {}).get("pos")
     if pos is None:
         lines.append(f"| POS probe best on layer {POS_TARGET_LAYER} | not run | - |")

@@ -118,7 +118,7 @@ def test_report_averages_seeds_and_pairs_systems(tmp_path):
     )
     assert "| ner-10pct | 71.00 | 85.00 | +14.00 | 83.00 | +12.00 | - |" in text
     assert "| sst5 | 40.00 | - | - | - | - | 45.00 |" in text
-    assert "| ner-10pct: ELMo >= baseline + 5.0 | +14.00 | yes |" in text
+    assert "| ner-10pct: ELMo >= baseline + 5.0 | +14.00 ± 5.10 | yes |" in text  # sqrt(0.005 / 2 + 0.0002 / 2)
     assert "| ner-10pct: ELMo with the adapted biLM >= baseline + 5.0 | +12.00 | yes |" in text
     assert "| ner-100pct: ELMo >= baseline + 2.5 | not run | - |" in text
     assert "| POS probe best on layer 1 | layer 2 (80.00 / 85.00 / 90.00) | no |" in text
@@ -165,7 +165,7 @@ def test_report_reads_runs_known_only_from_their_logs(tmp_path):
         in text
     )
     assert "| sst5 | 38.73 | 41.00 | +2.27 | - | - | - |" in text
-    assert "| ner-elmo-1pct | ?, config | - | NER F1 | 57.12 ± 0.00 | 2: 57.12 | - | - |" in text
+    assert "| ner-elmo-1pct | ?, config | - | NER F1 | 57.12 (1 seed) | 2: 57.12 | - | - |" in text
 
 
 def test_report_counts_every_pretraining_stage_of_a_continued_bilm(tmp_path, tiny_bilm_dir):
