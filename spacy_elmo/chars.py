@@ -40,7 +40,7 @@ class CharacterIds:
         """The (max_chars,) id array of one token (shared: do not modify it)."""
         ids = self._cache.get(text)
         if ids is None:
-            raw = text.encode("utf-8")[: self.max_chars - 2]
+            raw = text.encode("utf-8", "ignore")[: self.max_chars - 2]  # as bilm-tf: a lone surrogate dropped
             ids = numpy.full(self.max_chars, PADDING + 1, dtype=numpy.int64)
             ids[0] = BEGIN_OF_WORD + 1
             ids[1 : len(raw) + 1] = numpy.frombuffer(raw, dtype=numpy.uint8).astype(numpy.int64) + 1

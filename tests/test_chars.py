@@ -41,6 +41,11 @@ def test_unusual_tokens_are_utf8_bytes(chars, token):
     assert ids[len(raw) + 1] == END_OF_WORD + 1
 
 
+def test_a_lone_surrogate_is_dropped_as_bilm_tf_does(chars):
+    ids = chars.token("caf\udce9")
+    assert list(ids[1:5] - 1) == list(b"caf") + [END_OF_WORD]
+
+
 def test_batch_pads_with_zero_rows(chars):
     batch = chars.batch([["a", "b", "c"], ["d"], []])
     assert batch.shape == (3, 3, 50)

@@ -86,6 +86,11 @@ def embed_cli(
         fail(f"--max-batch-tokens must be at least 1, got {max_batch_tokens}.", USAGE_ERROR)
     if bilm_dir is not None and bilm is not None:
         fail("Give the biLM folder once: as BILM or as --bilm.", USAGE_ERROR)
+    if output_path.is_dir():
+        fail(
+            f"OUTPUT {output_path} is a folder; pass the path of the HDF5 file to write, e.g. {output_path / 'vectors.hdf5'}.",
+            USAGE_ERROR,
+        )
     is_docbin = input_path != "-" and input_path.endswith(".spacy")
     if is_docbin and tokenize:
         fail(f"{input_path} is a DocBin, already tokenized; leave out --tokenize.", USAGE_ERROR)

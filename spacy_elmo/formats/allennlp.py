@@ -7,7 +7,7 @@ and the softmax of pretraining in elmo_softmax_weights.hdf5's layout). TF stores
 
 import json
 from pathlib import Path
-from typing import Any, Dict, Iterator, Tuple, Union
+from typing import Any, Dict, Iterator, List, Tuple, Union
 
 import h5py
 import numpy
@@ -71,7 +71,7 @@ def config_from_options(options: Dict[str, Any], source: str = "options") -> BiL
         ) from None
     try:
         return BiLMConfig(**kwargs)
-    except ValueError as err:
+    except (TypeError, ValueError) as err:
         raise ValueError(f"{source}: {err}") from None
 
 
@@ -103,6 +103,7 @@ def load_bilm(options_file: PathLike, weight_file: PathLike) -> BiLM:
 
 
 OPTIONS = "options.json"
+_BILM_GROUPS = ("CNN/", "CNN_high_", "CNN_proj/", "RNN_", "char_embed")  # datasets of the biLM itself
 WEIGHT_FILES = ("weights.hdf5", "lm_weights.hdf5")  # as written here, and as published
 
 
@@ -135,6 +136,16 @@ def load_weights(model: BiLM, weight_file: PathLike) -> None:
                 raise ElmoFormatError(
                     f"Weight file {path} is not an ELMo biLM for these options: {len(missing)} expected "
                     f"dataset(s) missing, first {missing[:3]}. Use the weight file that belongs to the options file."
+                )
+            expected = {key for key, _ in _parameter_map(model)}
+            stored: List[str] = []
+            f.visititems(lambda name, item: stored.append(name) if isinstance(item, h5py.Dataset) else None)
+            extra = sorted(name for name in stored if name not in expected and name.startswith(_BILM_GROUPS))
+            if extra:
+                raise ElmoFormatError(
+                    f"Weight file {path} holds {len(extra)} biLM dataset(s) that the options do not describe, first "
+                    f"{extra[:3]}: the options give fewer filters, highway or LSTM layers than the weights have. "
+                    "Use the options file that belongs to the weight file."
                 )
             for key, param in _parameter_map(model):
                 expected = _stored_shape(key, param)

@@ -87,6 +87,11 @@ def test_options_that_are_not_elmo(tmp_path):
     bad.write_text(json.dumps(options))
     with pytest.raises(ElmoFormatError, match="activation must be 'relu' or 'tanh'"):
         read_options(bad)
+    options = config_to_options(TINY)
+    options["char_cnn"]["filters"] = 7
+    bad.write_text(json.dumps(options))
+    with pytest.raises(ElmoFormatError, match=str(bad)):
+        read_options(bad)
 
 
 def test_options_that_do_not_fit_the_weights(tmp_path):
@@ -99,6 +104,12 @@ def test_options_that_do_not_fit_the_weights(tmp_path):
     (tmp_path / "o3.json").write_text(json.dumps(config_to_options(deeper)))
     with pytest.raises(ElmoFormatError, match="missing, first \\['CNN_high_1/W_carry'"):
         load_bilm(tmp_path / "o3.json", tmp_path / "w.hdf5")
+    # Weights with more layers than the options describe: refused, not loaded in part.
+    save_bilm(BiLM(deeper.with_changes(n_layers=3)), tmp_path / "o4.json", tmp_path / "w4.hdf5")
+    with pytest.raises(
+        ElmoFormatError, match=r"holds 10 biLM dataset\(s\) that the options do not describe, first \['CNN_high_1/"
+    ):
+        load_bilm(tmp_path / "o.json", tmp_path / "w4.hdf5")
 
 
 def test_hdf5_that_is_not_elmo(tmp_path):
