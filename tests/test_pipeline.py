@@ -116,7 +116,9 @@ def test_whitespace_tokens_do_not_change_their_neighbours(nlp):
 
 def test_pipe_batches_give_the_same_vectors_as_single_docs(nlp):
     texts = ["One sentence.", "Another, longer sentence with more words.", "", "Third"]
-    for doc, text in zip(nlp.pipe(texts, batch_size=3), texts):
+    docs = list(nlp.pipe(texts, batch_size=3))
+    assert [doc.text for doc in docs] == texts
+    for doc, text in zip(docs, texts):
         numpy.testing.assert_allclose(doc._.elmo_layers, nlp(text)._.elmo_layers, atol=FAST_TOLERANCE, rtol=0)
 
 

@@ -65,7 +65,9 @@ def test_pickled_component_predicts_the_same_without_caches(tiny_bilm_dir):
     restored = pickle.loads(pickle.dumps(elmo))
     assert len(get_feature_cache(restored.model)) == 0 and restored.model.layers[0].shims[0]._model._fast == []
     assert get_bilm(restored.model) is not get_bilm(elmo.model)
-    for doc, layers in zip(restored.pipe(nlp.make_doc(t) for t in TEXTS[:4]), expected):
+    docs = list(restored.pipe(nlp.make_doc(t) for t in TEXTS[:4]))
+    assert len(docs) == len(expected) == 4
+    for doc, layers in zip(docs, expected):
         numpy.testing.assert_allclose(doc._.elmo_layers, layers, atol=1e-6, rtol=0)  # oneDNN may block differently
 
 

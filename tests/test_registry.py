@@ -1,5 +1,6 @@
 """Entry points: the factory and architectures resolve by name, without importing spacy_elmo."""
 
+import re
 import subprocess
 import sys
 from importlib.metadata import entry_points
@@ -26,17 +27,16 @@ def test_entry_points_are_installed():
 def test_every_registered_name_has_the_prefix_and_a_version():
     import spacy_elmo.pretrain  # noqa: F401  (registers the pretraining names)
 
-    ours = {
-        (kind, name)
-        for kind in ("architectures", "misc", "layers")
-        for name in getattr(spacy.registry, kind).get_all()
-        if "elmo" in name.lower()
+    ours = {  # every function of this package in any of spaCy's registries, whatever its name
+        name
+        for kind in spacy.registry.get_registry_names()
+        for name, func in getattr(spacy.registry, kind).get_all().items()
+        if getattr(func, "__module__", "").startswith("spacy_elmo")
     }
-    first_spelling = {name for _, name in ours if name.startswith("spacy_elmo.")}
-    current = {name for _, name in ours} - first_spelling
-    assert current == set(ARCHITECTURES) | set(MISC)
+    first_spelling = {name for name in ours if name.startswith("spacy_elmo.")}
+    assert ours - first_spelling == set(ARCHITECTURES) | set(MISC)
     assert first_spelling == {name.replace("spacy-elmo.", "spacy_elmo.") for name in MISC}
-    assert all(name.startswith("spacy-elmo.") and name.rsplit(".", 1)[-1].startswith("v") for name in current)
+    assert all(re.fullmatch(r"spacy[-_]elmo\.\w+\.v\d+", name) for name in ours), sorted(ours)
 
 
 def test_the_first_spelling_of_the_pretraining_names_still_resolves():

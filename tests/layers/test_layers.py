@@ -60,6 +60,7 @@ def test_bilm_layer_matches_the_torch_bilm_per_sentence(fixture_dir, vocab):
     model = _bilm_layer(fixture_dir, max_sequence_length=8, max_batch_tokens=8)
     docs = [Doc(vocab, words=words) for words in SENTENCES]
     outputs = model.predict(docs)
+    assert len(outputs) == len(SENTENCES)
     for words, output in zip(SENTENCES, outputs):
         assert output.layers.shape == (3, len(words), 32)
         numpy.testing.assert_allclose(output.layers, _reference(fixture_dir, words), atol=FAST_TOLERANCE, rtol=0)

@@ -17,7 +17,8 @@ def test_log_uniform_sampler_matches_its_distribution():
     observed = torch.bincount(ids, minlength=50).double() / ids.numel()
     expected = sampler.log_probability(torch.arange(50)).double().exp()
     assert expected.sum().item() == pytest.approx(1.0, abs=1e-5)
-    assert torch.allclose(observed, expected, atol=3e-3)
+    # every id within 5 standard errors of its probability (the rarest ids ~0.5 %, not only the head)
+    assert ((observed - expected).abs() <= 5 * (expected * (1 - expected) / ids.numel()).sqrt()).all()
     assert expected[0].item() == pytest.approx(math.log(2) / math.log(51), rel=1e-5)
 
 
