@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+import torch
+
 REPO = Path(__file__).parents[2]
 
 
@@ -30,3 +33,20 @@ def test_gpu_check_dry_run_on_cpu_writes_every_figure(tmp_path):
     assert set(inference) == {"2", "4"} and all(
         set(v) == {"exact", "fast fp32", "fast bf16"} for v in inference.values()
     )
+
+
+def test_parity_flags_a_device_whose_outputs_differ(monkeypatch):
+    """On the CPU both sides of the exact comparison are the same computation; the check
+    itself must still fail when the device's outputs are off by more than 1e-4."""
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    import gpu_check
+
+    class OffBy1e3(gpu_check.FastBiLM):
+        def forward(self, *args, **kwargs):
+            output = super().forward(*args, **kwargs)
+            return output._replace(layers=output.layers + 1e-3)
+
+    monkeypatch.setattr(gpu_check, "FastBiLM", OffBy1e3)
+    figures = gpu_check.parity("tiny", "tiny", torch.device("cpu"), lines=200)
+    assert figures["fast_max_abs_diff"] == pytest.approx(1e-3, rel=0.05)
+    assert figures["within_1e-4"] is False
