@@ -8,6 +8,7 @@ from typing import Any, Dict, List, NoReturn, Optional, Tuple
 import typer
 from click.exceptions import NoSuchOption
 from spacy.cli._util import parse_config_overrides
+from spacy.util import get_lang_class
 
 from ..formats import OPTIONS, find_weights
 
@@ -61,3 +62,14 @@ def bilm_files(
         return folder / OPTIONS, find_weights(folder)
     except FileNotFoundError as err:
         fail(str(err))
+
+
+def check_lang(lang: str) -> None:
+    """A --lang that spaCy has no language class for: the one-line usage error."""
+    try:
+        get_lang_class(lang)
+    except ImportError:
+        fail(
+            f"--lang {lang!r} is not a language code spaCy knows; use one such as en, de or xx (multi-language).",
+            USAGE_ERROR,
+        )

@@ -11,7 +11,7 @@ from ..devices import DeviceError, torch_device
 from ..embed import OUTPUTS, EmbedError, check_mix, docbin_sentences, embed, line_sentences, read_lines, text_sentences
 from ..formats import ElmoFormatError, load_bilm
 from . import app
-from ._util import USAGE_ERROR, bilm_files, fail
+from ._util import USAGE_ERROR, bilm_files, check_lang, fail
 
 
 @app.command("embed", short_help="ELMo vectors of every sentence of a file to HDF5, as allennlp elmo writes them.")
@@ -91,6 +91,7 @@ def embed_cli(
             f"OUTPUT {output_path} is a folder; pass the path of the HDF5 file to write, e.g. {output_path / 'vectors.hdf5'}.",
             USAGE_ERROR,
         )
+    check_lang(lang)
     is_docbin = input_path != "-" and input_path.endswith(".spacy")
     if is_docbin and tokenize:
         fail(f"{input_path} is a DocBin, already tokenized; leave out --tokenize.", USAGE_ERROR)

@@ -9,7 +9,7 @@ from ..atomic import atomic_write
 from ..formats import ElmoFormatError
 from ..init_config import OPTIMIZE, init_config, task_components
 from . import app
-from ._util import USAGE_ERROR, bilm_files, fail
+from ._util import USAGE_ERROR, bilm_files, check_lang, fail
 
 
 @app.command(
@@ -43,6 +43,7 @@ def init_config_cli(
     if optimize not in OPTIMIZE:
         fail(f"--optimize must be {' or '.join(OPTIMIZE)}, got {optimize!r}.", USAGE_ERROR)
     bilm_files(bilm)  # a folder with options.json and weights, else the one-line error
+    check_lang(lang)
     known = task_components()
     if not names or any(name not in known for name in names) or len(set(names)) != len(names):
         fail(
@@ -53,7 +54,7 @@ def init_config_cli(
         config = init_config(names, bilm, optimize=optimize, gpu=gpu, lang=lang)
     except (ElmoFormatError, FileNotFoundError) as err:
         fail(str(err))
-    header = f"# Written by: python -m spacy_elmo init-config --pipeline {','.join(names)} --bilm {bilm} --optimize {optimize}{' --gpu' if gpu else ''}\n"
+    header = f"# Written by: python -m spacy_elmo init-config --pipeline {','.join(names)} --bilm {bilm} --optimize {optimize} --lang {lang}{' --gpu' if gpu else ''}\n"
     text = header + config.to_str(interpolate=False) + "\n"
     if output_file == "-":
         sys.stdout.write(text)

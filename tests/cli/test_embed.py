@@ -179,6 +179,8 @@ def test_model_and_option_errors(tiny_bilm_dir, sentences_file, tmp_path):
     assert not (tmp_path / "out.hdf5").exists()
     result = invoke(tmp_path / "absent.txt", tmp_path / "out.hdf5", tiny_bilm_dir)
     assert result.exit_code == 1 and "Input not found" in result.output
+    result = invoke(sentences_file, tmp_path / "out.hdf5", tiny_bilm_dir, "--tokenize", "--lang", "english")
+    assert result.exit_code == 2 and "--lang 'english' is not a language code" in result.output, result.output
     result = invoke(sentences_file, tmp_path, tiny_bilm_dir)  # refused before any work
     assert result.exit_code == 2 and f"OUTPUT {tmp_path} is a folder" in result.output, result.output
 

@@ -155,8 +155,22 @@ def test_init_config_errors(tiny_bilm_dir, tmp_path):
         ),
         (["--pipeline", "ner", "--bilm", str(tmp_path / "missing")], 1, "biLM folder not found"),
         (["--pipeline", "ner", "--bilm", str(tmp_path)], 1, "is not a biLM folder: it has no options.json"),
+        (
+            ["--pipeline", "ner", "--bilm", str(tiny_bilm_dir), "--lang", "english"],
+            2,
+            "--lang 'english' is not a language code",
+        ),
     ]
     for args, code, message in cases:
         result = runner.invoke(app, ["init-config", str(tmp_path / "config.cfg"), *args])
         assert (result.exit_code, message in result.output) == (code, True), (args, result.output)
     assert not (tmp_path / "config.cfg").exists()
+
+
+def test_the_written_header_is_the_command_that_reproduces_the_config(tiny_bilm_dir):
+    args = ["--pipeline", "textcat", "--bilm", str(tiny_bilm_dir), "--optimize", "accuracy", "--lang", "de"]
+    result = CliRunner().invoke(app, ["init-config", "-", *args])
+    assert result.exit_code == 0, result.output
+    header, body = result.output.split("\n", 1)
+    assert header == f"# Written by: python -m spacy_elmo init-config {' '.join(args)}"
+    assert spacy.util.load_config_from_str(body, interpolate=False)["nlp"]["lang"] == "de"
