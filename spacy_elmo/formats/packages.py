@@ -123,7 +123,7 @@ def write_package_source(folder: PathLike, tree: Path, name: str, version: str) 
         "[project]\n"
         f'name = "{name}"\n'
         f'version = "{version}"\n'
-        f"description = {json.dumps(description)}\n"
+        f"description = {json.dumps(description, ensure_ascii=False)}\n"  # TOML takes no surrogate-pair escapes
         'requires-python = ">=3.8"\n\n'
         f"[project.entry-points.{ENTRY_POINT_GROUP}]\n"
         f'{name} = "{name}:bilm_dir"\n\n'

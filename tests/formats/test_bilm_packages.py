@@ -3,6 +3,7 @@
 import json
 import shutil
 import sys
+import tomllib
 
 import numpy
 import pytest
@@ -134,3 +135,12 @@ def test_save_weights_false_needs_a_package(tiny_bilm_dir):
         nlp.add_pipe("elmo", config={"model": {"bilm": str(tiny_bilm_dir), "save_weights": False}})
     with pytest.raises(ValueError, match="save_weights = false needs the biLM as an installed package"):
         nlp.add_pipe("elmo", config={"model": {"preset": "tiny", "save_weights": False}})
+
+
+def test_a_description_outside_ascii_is_valid_in_the_package_metadata(tiny_bilm_dir, tmp_path):
+    folder = tmp_path / "bilm"
+    shutil.copytree(tiny_bilm_dir, folder)
+    description = 'ELMo 🦜 for "Zürich" text\ttabbed'
+    (folder / "meta.json").write_text(json.dumps({"description": description}))
+    root = write_package_source(folder, tmp_path / "tree", "en_elmo_x", "0.1.0")
+    assert tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["description"] == description
