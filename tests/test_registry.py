@@ -25,14 +25,19 @@ def test_entry_points_are_installed():
 
 
 def test_every_registered_name_has_the_prefix_and_a_version():
+    import spacy_elmo.pipeline  # noqa: F401  (registers the component factory)
     import spacy_elmo.pretrain  # noqa: F401  (registers the pretraining names)
 
     ours = {  # every function of this package in any of spaCy's registries, whatever its name
-        name
+        kind: {
+            name
+            for name, func in getattr(spacy.registry, kind).get_all().items()
+            if getattr(func, "__module__", "").startswith("spacy_elmo")
+        }
         for kind in spacy.registry.get_registry_names()
-        for name, func in getattr(spacy.registry, kind).get_all().items()
-        if getattr(func, "__module__", "").startswith("spacy_elmo")
     }
+    assert ours.pop("factories") == {"elmo"}  # a component's name, as spaCy's own are: unversioned
+    ours = set().union(*ours.values())
     first_spelling = {name for name in ours if name.startswith("spacy_elmo.")}
     assert ours - first_spelling == set(ARCHITECTURES) | set(MISC)
     assert first_spelling == {name.replace("spacy-elmo.", "spacy_elmo.") for name in MISC}
