@@ -120,15 +120,15 @@ def compare_systems(summary: Dict[str, Dict]) -> Dict[str, Dict]:
         if not sep:
             continue
         row: Dict[str, Optional[float]] = {"baseline": entry["mean"], "n_seeds": len(entry["seeds"])}
+        baseline_scores = [s["test"] for s in entry["seeds"].values()]
         for system in ("elmo", "elmo-adapted", "trf"):
             other = summary.get(f"{task}-{system}{setting}")
-            row[system.replace("-", "_")] = other["mean"] if other else None
-        for system in ("elmo", "elmo_adapted"):
-            if row[system] is not None:
-                row[f"{system}_minus_baseline"] = row[system] - row["baseline"]
-                other = summary[f"{task}-{system.replace('_', '-')}{setting}"]
-                row[f"{system}_standard_error"] = _standard_error(
-                    [s["test"] for s in other["seeds"].values()], [s["test"] for s in entry["seeds"].values()]
+            key = system.replace("-", "_")
+            row[key] = other["mean"] if other else None
+            if other and system != "trf":
+                row[f"{key}_minus_baseline"] = other["mean"] - entry["mean"]
+                row[f"{key}_standard_error"] = _standard_error(
+                    [s["test"] for s in other["seeds"].values()], baseline_scores
                 )
         rows[f"{task}{setting}"] = row
     return rows

@@ -131,16 +131,16 @@ def load_weights(model: BiLM, weight_file: PathLike) -> None:
     arrays: Dict[str, numpy.ndarray] = {}
     try:
         with h5py.File(path, "r") as f:
-            missing = [key for key, _ in _parameter_map(model) if key not in f]
+            keys = [key for key, _ in _parameter_map(model)]
+            missing = [key for key in keys if key not in f]
             if missing:
                 raise ElmoFormatError(
                     f"Weight file {path} is not an ELMo biLM for these options: {len(missing)} expected "
                     f"dataset(s) missing, first {missing[:3]}. Use the weight file that belongs to the options file."
                 )
-            expected = {key for key, _ in _parameter_map(model)}
             stored: List[str] = []
             f.visititems(lambda name, item: stored.append(name) if isinstance(item, h5py.Dataset) else None)
-            extra = sorted(name for name in stored if name not in expected and name.startswith(_BILM_GROUPS))
+            extra = sorted(name for name in set(stored) - set(keys) if name.startswith(_BILM_GROUPS))
             if extra:
                 raise ElmoFormatError(
                     f"Weight file {path} holds {len(extra)} biLM dataset(s) that the options do not describe, first "

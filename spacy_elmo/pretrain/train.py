@@ -108,6 +108,7 @@ class Trainer:
             interleave=data.interleave_files,
             segments=data.segments_per_file,
         )
+        self.data_order = self._data_order()  # the files as this run read them: kept with each checkpoint
         self.dev_lines = (
             TextLines(settings.paths.dev, max_line_bytes=data.max_line_bytes, text_field=data.text_field)
             if settings.paths.dev
@@ -405,7 +406,7 @@ class Trainer:
                 "data": data_states,
                 "lstm_state": lstm_states,
                 "config": self.settings.config.to_str(),
-                "data_order": self._data_order(),
+                "data_order": self.data_order,
             }
             tmp = self.checkpoint_path.with_name(f".{CHECKPOINT}.tmp")
             torch.save(checkpoint, tmp)
@@ -432,7 +433,7 @@ class Trainer:
                 f"{self.checkpoint_path} is a run of another model or vocabulary than this config describes ({first[:200]}). "
                 "Use a new output folder, or --training.resume false to start afresh in this one (its checkpoint and log are replaced)."
             ) from None
-        saved_order, order = checkpoint.get("data_order"), self._data_order()
+        saved_order, order = checkpoint.get("data_order"), self.data_order
         if saved_order is not None and saved_order != order:
             changes = "; ".join(
                 f"{key} {saved_order.get(key)!r} -> {order.get(key)!r}"
