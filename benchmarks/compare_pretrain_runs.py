@@ -6,6 +6,10 @@ against the end of the run.
 
 Memory is the `rss_mb` that pretraining logs at each log step (after handing freed heap memory
 back to the system); growth = last logged value - value at the warm-up step.
+
+Speed over each run, by quarter of its log steps (medians): tokens/s, CPU seconds per step and,
+where logged, the host probe's `matmul_gflops` (the host's speed) and `minor_faults_per_step`
+(the process's own work): a run that slows with a steady probe slowed in itself.
 """
 
 import json
@@ -20,6 +24,37 @@ def read_metrics(run_dir: Path) -> List[Dict]:
     if not path.exists():
         raise typer.BadParameter(f"{path} does not exist: give the output folder of a pretraining run.")
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _median(values: List[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+def speed_by_quarter(rows: List[Dict]) -> List[str]:
+    """One line per quarter of the log steps: medians of tokens/s, CPU seconds per step (left
+    out after an evaluation, whose CPU time it holds) and, where logged, matmul GFLOP/s and page
+    faults per step."""
+    logged = [r for r in rows if r.get("tokens_per_second")]
+    pairs = [
+        (b, (b["cpu_seconds"] - a["cpu_seconds"]) / (b["step"] - a["step"]))
+        for a, b in zip(logged, logged[1:])
+        if "cpu_seconds" in a and b["step"] > a["step"] and a.get("dev_perplexity") is None
+    ]
+    lines = []
+    for q in range(4):
+        part = pairs[q * len(pairs) // 4 : (q + 1) * len(pairs) // 4]
+        if not part:
+            continue
+        line = (
+            f"  steps {part[0][0]['step']:>6}-{part[-1][0]['step']:<6} {_median([r['tokens_per_second'] for r, _ in part]):>8,.0f} tokens/s"
+            f" {_median([c for _, c in part]):>6.3f} CPU s/step"
+        )
+        for key, label in (("matmul_gflops", "matmul GFLOP/s"), ("minor_faults_per_step", "faults/step")):
+            values = [r[key] for r, _ in part if r.get(key) is not None]
+            if values:
+                line += f" {_median(values):>8,.0f} {label}"
+        lines.append(line)
+    return lines
 
 
 def main(
@@ -60,6 +95,8 @@ def main(
                 f" {max(r['rss_mb'] for r in logged):,.0f} MB"
             )
         typer.echo(line)
+        for quarter in speed_by_quarter(rows):
+            typer.echo(quarter)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from .corpus import CorpusError, TextLines
 from .distributed import Processes, start_processes, stop_processes
 from .evaluate import perplexity, text_sentences
 from .export import METRICS, VOCAB, save_model_dir
+from .host import HostProbe
 from .language_model import BiLanguageModel
 from .memory import release_freed_memory, resident_mb, reuse_large_blocks
 from .softmax import LogUniformSampler
@@ -122,6 +123,7 @@ class Trainer:
         self.vocab = self._vocabulary()
         self.lm = self._language_model().to(processes.device)
         self.optimizer = settings.optimizer([p for p in self.lm.parameters() if p.requires_grad])
+        self.host = HostProbe(self.matmul_dtype) if processes.device.type == "cpu" else None
         self.sampler = LogUniformSampler(len(self.vocab), torch.Generator().manual_seed(settings.system.seed + 1))
         per_rank = data.batch_size // processes.world_size
         rows = range(processes.rank * per_rank, (processes.rank + 1) * per_rank)
@@ -357,7 +359,13 @@ class Trainer:
             "cpu_seconds": pr.cpu_seconds,
             "rss_mb": resident_mb(),
             "load_average": _load_average(),
+            # a fixed matmul's speed follows the host, page faults per step the process
+            "matmul_gflops": round(self.host.matmul_gflops(), 1) if self.host else None,
+            "minor_faults_per_step": None,
         }
+        faults = self.host.faults_since_last_call() if self.host else None
+        if faults is not None and pr.loss_steps:
+            record["minor_faults_per_step"] = round(faults / pr.loss_steps)
         pr.loss_sum, pr.loss_steps, pr.tokens_since_log = 0.0, 0, 0
         return record
 

@@ -118,6 +118,7 @@ def test_tiny_preset_learns_the_bilm_tf_text_and_model_best_works_in_the_pipelin
     logged = records(out)
     assert [r["step"] for r in logged][-1] == 200 and logged[0]["train_loss"] > logged[-1]["train_loss"]
     assert {"step", "tokens", "train_loss", "dev_perplexity", "tokens_per_second"} <= set(logged[-1])
+    assert logged[-1]["matmul_gflops"] > 0 and logged[-1]["minor_faults_per_step"] >= 0
     for name in ("model-best", "model-last"):
         assert sorted(p.name for p in (out / name).iterdir()) == [
             "config.cfg",

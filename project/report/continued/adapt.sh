@@ -4,7 +4,7 @@
 # perplexity on the task's dev sentences. TASK: conll (CoNLL-2003, the default), sst (SST-5's
 # sentences; SST-2's are a subset) or trec. FROM: the biLM folder; SOFTMAX and VOCAB: its softmax
 # and vocabulary (FROM's own by default, as a pretraining run's model-best holds them); OUT: the
-# adaptation's output folder.
+# adaptation's output folder. Arguments: further config overrides (e.g. --training.max_steps 600).
 set -e
 cd /work/main
 export OMP_NUM_THREADS=1
@@ -22,4 +22,4 @@ mkdir -p $R
 .venv/bin/python -m spacy_elmo pretrain project/configs/pretrain_adapt.cfg "${OUT:-$R/adapt-$T}" \
   --paths.train $R/$T.train.txt --paths.dev $R/$T.dev.txt --paths.init_bilm "$FROM" \
   --paths.init_softmax "${SOFTMAX:-$FROM/softmax_weights.hdf5}" --paths.vocab "${VOCAB:-$FROM/vocab.txt}" \
-  --system.threads 1 --training.progress_bar false
+  --system.threads 1 --training.progress_bar false "$@"
