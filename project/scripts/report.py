@@ -181,7 +181,8 @@ def target_table(rows: Dict[str, Dict], layers: Optional[Dict]) -> List[str]:
             else:
                 met = "yes" if 100 * delta >= points else "no"
                 error = row.get(f"{system}_standard_error")
-                measured = f"{100 * delta:+.2f}" + ("" if error is None else f" ± {100 * error:.2f}")
+                # no standard error: the system or its baseline has 1 seed
+                measured = f"{100 * delta:+.2f}" + (" (1 seed)" if error is None else f" ± {100 * error:.2f}")
                 lines.append(f"| {setting}: {label} >= baseline + {points:.1f} | {measured} | {met} |")
     pos = (layers or {}).get("probes", {}).get("pos")
     if pos is None:

@@ -119,7 +119,7 @@ def test_report_averages_seeds_and_pairs_systems(tmp_path):
     assert "| ner-10pct | 71.00 | 85.00 | +14.00 | 83.00 | +12.00 | - |" in text
     assert "| sst5 | 40.00 | - | - | - | - | 45.00 |" in text
     assert "| ner-10pct: ELMo >= baseline + 5.0 | +14.00 ± 5.10 | yes |" in text  # sqrt(0.005 / 2 + 0.0002 / 2)
-    assert "| ner-10pct: ELMo with the adapted biLM >= baseline + 5.0 | +12.00 | yes |" in text
+    assert "| ner-10pct: ELMo with the adapted biLM >= baseline + 5.0 | +12.00 (1 seed) | yes |" in text
     assert "| ner-100pct: ELMo >= baseline + 2.5 | not run | - |" in text
     assert "| POS probe best on layer 1 | layer 2 (80.00 / 85.00 / 90.00) | no |" in text
     kept = sorted(p.name for p in (tmp_path / "kept" / "runs").iterdir())
