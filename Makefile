@@ -20,7 +20,7 @@ $(STAMP): setup.cfg pyproject.toml
 # installing the committed biLM as the package that nlp.add_pipe("elmo") uses by default.
 demo: $(STAMP)
 	$(PY) -m spacy project run package-bilm .
-	$(PY) -m pip install -q --no-deps project/packages/en_elmo_small-0.2.0-py3-none-any.whl
+	$(PY) -m pip install -q --no-deps project/packages/en_elmo_small-0.3.0-py3-none-any.whl
 	$(PY) -m spacy project run demo .
 
 # The linter and the formatter's check first (settings in pyproject.toml), then the suite.

@@ -24,7 +24,7 @@ def package_bilm_cli(
     nlp.add_pipe("elmo", config={"model": {"bilm": NAME}}); the name en_elmo_small is the
     component's default.
 
-    Example: python -m spacy_elmo package-bilm project/report/bilm packages --name en_elmo_small --version 0.2.0
+    Example: python -m spacy_elmo package-bilm project/report/bilm packages --name en_elmo_small --version 0.3.0
     """
     if not bilm_dir.is_dir():
         fail(f"biLM folder not found: {bilm_dir}. Pass a folder with options.json and weights.hdf5.", USAGE_ERROR)
