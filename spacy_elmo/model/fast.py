@@ -26,6 +26,10 @@ from .bilm import BiLM, BiLMOutput
 from .lstm import FORGET_BIAS, LstmState
 
 _PADDING_CHAR = PADDING + 1  # the shifted id of the padding character inside a token
+# bf16 matmuls: rows padded to a multiple of these (gate tables and chunks; per-step products),
+# so that a long run meets a few dozen matmul shapes (see pad_rows).
+_ROWS = 64
+_STEP_ROWS = 8
 
 
 class TokenVectorCache:
@@ -207,7 +211,7 @@ class FastBiLM(nn.Module):
         for layer, (w_in, bias, w_h, w_p) in enumerate(self._weights()):
             if layer == 0:
                 table_gates = space.get("table_gates", (2, table.shape[0], 4 * H), table)
-                self._product(table.expand(2, -1, -1), w_in, out=table_gates).add_(bias[:, None, :])
+                self._product(table.expand(2, -1, -1), w_in, out=table_gates, multiple=_ROWS).add_(bias[:, None, :])
                 flat_gates = table_gates.view(-1, 4 * H)
                 gate_rows = sources + torch.tensor([[0], [table.shape[0]]], device=sources.device)
             chunk_start = chunk_end = 0
@@ -223,9 +227,10 @@ class FastBiLM(nn.Module):
                         chunk_start = start
                         chunk_end = max(e for e in ends[t:] if e - start <= self.chunk_rows or e == end)
                         chunk = space.get("chunk_gates", (2, chunk_end - chunk_start, 4 * H), table)
-                        self._product(x[:, chunk_start:chunk_end], w_in, out=chunk).add_(bias[:, None, :])
+                        self._product(x[:, chunk_start:chunk_end], w_in, out=chunk, multiple=_ROWS)
+                        chunk.add_(bias[:, None, :])
                     gates.copy_(chunk[:, start - chunk_start : end - chunk_start])
-                self._add_product(gates, h[:, :size], w_h)
+                self._add_product(gates, h[:, :size], w_h, _STEP_ROWS)
                 gates[..., : 3 * H].sigmoid_()
                 gates[..., 3 * H :].tanh_()
                 i, f, o, j = gates.split(H, dim=-1)
@@ -235,7 +240,9 @@ class FastBiLM(nn.Module):
                     c_next.clamp_(-cfg.cell_clip, cfg.cell_clip)
                 cell_out = space.get("cell_out", (2, size, H), table)
                 torch.tanh(c_next, out=cell_out).mul_(o)
-                h = self._product(cell_out, w_p, out=space.get(f"hidden{t % 2}", (2, size, P), table))
+                h = self._product(
+                    cell_out, w_p, out=space.get(f"hidden{t % 2}", (2, size, P), table), multiple=_STEP_ROWS
+                )
                 if cfg.proj_clip is not None:
                     h.clamp_(-cfg.proj_clip, cfg.proj_clip)
                 out[:, start:end] = h
@@ -251,18 +258,35 @@ class FastBiLM(nn.Module):
             x = out
         return outputs, LstmState(final_h, final_c)
 
-    def _product(self, a: torch.Tensor, b: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:
+    def _product(self, a: torch.Tensor, b: torch.Tensor, *, out: torch.Tensor, multiple: int = 1) -> torch.Tensor:
         """out = a @ b (batched), in matmul_dtype."""
         if self.matmul_dtype is None:
             return torch.bmm(a, b, out=out)
-        return out.copy_(torch.bmm(a.to(self.matmul_dtype), b))
+        return out.copy_(torch.bmm(self._low(a, multiple), b)[:, : a.shape[1]])
 
-    def _add_product(self, target: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
+    def _add_product(self, target: torch.Tensor, a: torch.Tensor, b: torch.Tensor, multiple: int = 1) -> None:
         """target += a @ b (batched), in matmul_dtype."""
         if self.matmul_dtype is None:
             target.baddbmm_(a, b)
         else:
-            target.add_(torch.bmm(a.to(self.matmul_dtype), b))
+            target.add_(torch.bmm(self._low(a, multiple), b)[:, : a.shape[1]])
+
+    def _low(self, a: torch.Tensor, multiple: int) -> torch.Tensor:
+        """a (batch, rows, k) in matmul_dtype, its rows zero-padded to a multiple of ``multiple``
+        (see pad_rows)."""
+        return pad_rows(a.to(self.matmul_dtype), multiple, dim=1)
+
+
+def pad_rows(x: torch.Tensor, multiple: int, value: float = 0.0, dim: int = 0) -> torch.Tensor:
+    """x with entries of ``value`` appended along ``dim`` up to a multiple of ``multiple``.
+    oneDNN, which runs torch's bf16 matmuls on CPU, builds and keeps a kernel (~1 MB) per
+    operand shape: where a row count changes from call to call, padding keeps the shapes few."""
+    extra = -x.shape[dim] % multiple
+    if not extra:
+        return x
+    shape = list(x.shape)
+    shape[dim] = extra
+    return torch.cat([x, x.new_full(shape, value)], dim=dim)
 
 
 class _Workspace:

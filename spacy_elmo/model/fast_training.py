@@ -17,20 +17,24 @@ from typing import List, Optional, Tuple
 import torch
 from torch import nn
 
-from .fast import pool_by_length
+from .fast import pad_rows, pool_by_length
 from .lstm import FORGET_BIAS, BidirectionalLstmStack, LstmState
 
 
 def token_vectors(
-    encoder: nn.Module, char_ids: torch.Tensor, matmul_dtype: Optional[torch.dtype] = None
+    encoder: nn.Module, char_ids: torch.Tensor, matmul_dtype: Optional[torch.dtype] = None, row_multiple: int = 1
 ) -> torch.Tensor:
-    """CharacterEncoder.forward on (n, max_chars) real token ids, differentiable."""
+    """CharacterEncoder.forward on (n, max_chars) real token ids, differentiable. The highway
+    and projection run over the rows padded with zeros to a multiple of ``row_multiple``
+    (the same vectors and gradients): fewer distinct matmul shapes, see pad_rows."""
     pooled = pool_by_length(encoder, char_ids)
+    n = pooled.shape[0]
+    pooled = pad_rows(pooled, row_multiple)
     if matmul_dtype is None:
-        return encoder.transform(pooled)
+        return encoder.transform(pooled)[:n]
     with torch.autocast(pooled.device.type, dtype=matmul_dtype):
         vectors = encoder.transform(pooled)
-    return vectors.float()
+    return vectors[:n].float()
 
 
 def lstm_stack(

@@ -10,6 +10,10 @@ from ..model.fast_training import lstm_stack, token_vectors
 from .batches import LMBatch
 from .softmax import LogUniformSampler, Softmax
 
+# With matmul_dtype, the distinct tokens and negatives of a batch are padded to a multiple of
+# this many rows: their counts change every step, and oneDNN keeps a kernel per shape.
+SHAPE_MULTIPLE = 64
+
 
 class BiLanguageModel(nn.Module):
     """Forward and backward LMs over one char-CNN token encoder and one softmax.
@@ -50,7 +54,8 @@ class BiLanguageModel(nn.Module):
         token_chars, mask = batch.token_chars.to(device), batch.mask.to(device)
         dtype = self.matmul_dtype if self.training else None
         if self.fast:  # row 0 (padding) is zero
-            vectors = token_vectors(self.bilm.char_encoder, token_chars[1:], dtype)
+            multiple = 1 if dtype is None else SHAPE_MULTIPLE
+            vectors = token_vectors(self.bilm.char_encoder, token_chars[1:], dtype, multiple)
             vectors = torch.cat([vectors.new_zeros(1, vectors.shape[1]), vectors])
         else:
             vectors = self.bilm.embed_tokens(token_chars)
@@ -80,7 +85,12 @@ class BiLanguageModel(nn.Module):
         elif self.fast:
             dtype = self.matmul_dtype if self.training else None
             nll = self.softmax.fast_sampled_nll(
-                flat_hidden, targets.reshape(-1), negatives.to(hidden.device), sampler, dtype
+                flat_hidden,
+                targets.reshape(-1),
+                negatives.to(hidden.device),
+                sampler,
+                dtype,
+                1 if dtype is None else SHAPE_MULTIPLE,
             )
         else:
             nll = self.softmax.sampled_nll(flat_hidden, targets.reshape(-1), negatives.to(hidden.device), sampler)

@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from ..formats.allennlp import ElmoFormatError, read_softmax, write_softmax
+from ..model.fast import pad_rows
 
 _LEFT_OUT = -1e30  # a logit whose exp is 0; finite, so a row of only left-out logits has no NaN gradient
 
@@ -79,21 +80,25 @@ class Softmax(nn.Module):
         negatives: torch.Tensor,
         sampler: LogUniformSampler,
         matmul_dtype: Optional[torch.dtype] = None,
+        column_multiple: int = 1,
     ) -> torch.Tensor:
         """sampled_nll with one matmul over the distinct negatives: a negative drawn k times
         enters the log-sum-exp once, with log(k) added (the same sum). Equal to sampled_nll up
-        to float rounding in fp32; ``matmul_dtype`` runs the logits' matmul in that dtype."""
+        to float rounding in fp32; ``matmul_dtype`` runs the logits' matmul in that dtype.
+        The distinct negatives are padded to a multiple of ``column_multiple`` columns whose
+        exp(logit) is 0 (no effect on the loss or gradients; fewer matmul shapes, see pad_rows)."""
         n = negatives.shape[0]
         distinct, counts = torch.unique(negatives, return_counts=True)  # sorted
         log_expected = sampler.log_probability(distinct) + math.log(n)
-        sampled_bias = self.bias[distinct] - log_expected + counts.log()
+        sampled_bias = pad_rows(self.bias[distinct] - log_expected + counts.log(), column_multiple, _LEFT_OUT)
         # Accidental hits: a target's own column (at most one among distinct ids) is left out.
         column = torch.searchsorted(distinct, targets).clamp(max=distinct.shape[0] - 1)
         hit_rows = torch.nonzero(distinct[column] == targets).squeeze(1)
         true_logits = (hidden.float() * self.weight[targets]).sum(-1) + self.bias[targets]
         true_logits = true_logits - (sampler.log_probability(targets) + math.log(n))
+        columns = pad_rows(distinct, column_multiple, int(distinct[0]))  # any word: its exp(logit) is 0
         return _SampledNll.apply(
-            hidden, self.weight[distinct], sampled_bias, true_logits, (hit_rows, column[hit_rows]), matmul_dtype
+            hidden, self.weight[columns], sampled_bias, true_logits, (hit_rows, column[hit_rows]), matmul_dtype
         )
 
     def to_disk(self, path: Union[str, Path]) -> None:

@@ -9,7 +9,7 @@ import torch
 
 from spacy_elmo.chars import CharacterIds
 from spacy_elmo.model import BiLM, LstmState, preset
-from spacy_elmo.model.fast_training import lstm_stack
+from spacy_elmo.model.fast_training import lstm_stack, token_vectors
 from spacy_elmo.pretrain import BiLanguageModel
 from spacy_elmo.pretrain import train as train_module
 from spacy_elmo.pretrain.batches import make_batch, sentence_windows
@@ -103,6 +103,36 @@ def test_lstm_stack_gradients_reach_inputs_and_state():
     fast = run(lambda x, m, s: lstm_stack(lstm, x, m, s))
     for got, want in zip(fast, exact):
         assert _relative(got, want) <= 1e-9
+
+
+def test_padding_rows_to_fewer_matmul_shapes_changes_no_loss_or_gradient():
+    lm, batch, vocab = _lm(torch.float64)
+    chars = batch.token_chars[1:]
+    sampler = LogUniformSampler(len(vocab), torch.Generator().manual_seed(2))
+    negatives = sampler.sample(40)
+    assert chars.shape[0] % 64 and torch.unique(negatives).shape[0] % 64  # both get padded
+    generator = torch.Generator().manual_seed(4)
+    upstream = torch.randn(chars.shape[0], lm.bilm.config.projection_dim, generator=generator, dtype=torch.float64)
+    hidden = torch.randn(30, lm.bilm.config.projection_dim, generator=generator, dtype=torch.float64)
+    targets = torch.randint(0, len(vocab), (30,), generator=generator)
+
+    def run(multiple):
+        lm.zero_grad()
+        vectors = token_vectors(lm.bilm.char_encoder, chars, None, multiple)
+        h = hidden.clone().requires_grad_()
+        nll = lm.softmax.fast_sampled_nll(h, targets, negatives, sampler, None, multiple)
+        ((vectors * upstream).sum() + nll.sum()).backward()
+        grads = {name: p.grad.clone() for name, p in lm.named_parameters() if p.grad is not None}
+        return vectors.detach(), nll.detach(), h.grad, grads
+
+    vectors, nll, d_hidden, grads = run(1)
+    padded_vectors, padded_nll, padded_d_hidden, padded_grads = run(64)
+    assert padded_vectors.shape == vectors.shape and padded_nll.shape == nll.shape
+    assert _relative(padded_vectors, vectors) <= 1e-12 and _relative(padded_nll, nll) <= 1e-12
+    assert _relative(padded_d_hidden, d_hidden) <= 1e-12
+    assert set(padded_grads) == set(grads) and "softmax.weight" in grads
+    for name in grads:
+        assert _relative(padded_grads[name], grads[name]) <= 1e-12, name
 
 
 def test_bf16_matmuls_are_close_to_fp32_and_differ():
