@@ -2,7 +2,8 @@
 # How results.md is made, from committed records only: the study's runs with bilm/ (the third
 # pretraining stage's weights: their metrics.json, kept in continued/stage3/runs/), the runs that
 # do not depend on the biLM (the baselines and MiniLM's, kept in continued/runs/; the baselines
-# whose folders were lost, from their lines in study/*.log), bilm/ itself and the three
+# whose folders were lost, from their lines in study/*.log; a baseline rerun on the ELMo side's
+# host, kept in continued/stage3/runs/, replaces both), bilm/ itself and the three
 # pretraining stages' logs. Usage: make_results.sh [EXPERIMENTS...]: folders of new runs
 # (NAME/seed-S/metrics.json) to add; report.py copies them into the records folder with the rest.
 # Run from the repository root. In a fresh `spacy project run all` every run has its folder and
@@ -15,7 +16,10 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/runs"
 shared=($R/continued/runs/*-baseline-seed-*.json $R/continued/runs/*-trf-*-seed-*.json)
-for record in "$RECORDS"/runs/*.json "${shared[@]}"; do
+own=$(cd "$RECORDS/runs" && ls)
+# A run of this study's records replaces a shared record of the same name (e.g. a baseline rerun on
+# the host that ran the ELMo side).
+for record in "${shared[@]}" "$RECORDS"/runs/*.json; do
   [ -e "$record" ] || continue
   name=$(basename "$record" .json)
   mkdir -p "$WORK/runs/${name%-seed-*}/seed-${name##*-seed-}"
@@ -37,5 +41,6 @@ python project/scripts/report.py "$WORK/runs" $R/results.md --log "$WORK/baselin
   --plot $R/sample_efficiency.png --layers $RECORDS/layers.json "${perplexity[@]}" --archive "$RECORDS"
 rm -f "$RECORDS/pretrain/options.json"
 for record in "${shared[@]}"; do
-  rm -f "$RECORDS/runs/$(basename "$record")"
+  name=$(basename "$record")
+  grep -qxF "$name" <<< "$own" || rm -f "$RECORDS/runs/$name"
 done

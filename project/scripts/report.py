@@ -106,6 +106,10 @@ def summarise(runs: List[Dict]) -> Dict[str, Dict]:
         entry["config"] = Path(run.get("config", "?")).name
         entry["steps"] = _override(run.get("overrides", []), "--training.max_steps")
         entry["evaluated_on"] = "/".join(Path(run["test_data"]).parts[-2:]) if "test_data" in run else "-"
+        host = run.get("host", {}).get("cpu")
+        entry.setdefault("hosts", [])
+        if host and host not in entry["hosts"]:
+            entry["hosts"].append(host)
     for entry in summary.values():
         entry["mean"] = statistics.mean(s["test"] for s in entry["seeds"].values())
     return summary
@@ -136,8 +140,8 @@ def compare_systems(summary: Dict[str, Dict]) -> Dict[str, Dict]:
 
 def task_table(summary: Dict[str, Dict]) -> List[str]:
     lines = [
-        "| setting | config, steps | evaluated on | metric | mean ± sample std over seeds (x100) | per seed | train time (s, mean) | eval words/s |",
-        "|---|---|---|---|---|---|---|---|",
+        "| setting | config, steps | evaluated on | metric | mean ± sample std over seeds (x100) | per seed | train time (s, mean) | eval words/s | host |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, entry in summary.items():
         seeds = entry["seeds"]
@@ -148,7 +152,7 @@ def task_table(summary: Dict[str, Dict]) -> List[str]:
         speed_text = f"{statistics.mean(speed):.0f}" if speed else "-"
         scores = [s["test"] for s in seeds.values()]
         lines.append(
-            f"| {name} | {entry['config']}, {entry['steps'] or 'config'} | {entry['evaluated_on']} | {MAIN_METRIC[entry['metric']]} | {_mean_std(scores)} | {per_seed} | {seconds} | {speed_text} |"
+            f"| {name} | {entry['config']}, {entry['steps'] or 'config'} | {entry['evaluated_on']} | {MAIN_METRIC[entry['metric']]} | {_mean_std(scores)} | {per_seed} | {seconds} | {speed_text} | {'; '.join(entry['hosts']) or 'not recorded'} |"
         )
     return lines
 

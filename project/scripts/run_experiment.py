@@ -4,16 +4,18 @@
 
 For each seed it runs `spacy train CONFIG --output OUT_DIR/NAME/seed-S --system.seed S ...`,
 then `spacy evaluate` on TEST_DATA, and writes OUT_DIR/NAME/seed-S/metrics.json with the
-test scores, the dev scores of the best model, the training time and the words/s of the
-evaluation. A seed whose metrics.json exists is skipped.
+test scores, the dev scores of the best model, the training time, the words/s of the
+evaluation and the host it ran on (training is deterministic on one CPU model, not across
+CPU models). A seed whose metrics.json exists is skipped.
 """
 
 import json
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import List
+from typing import Dict, List
 
 import typer
 
@@ -81,11 +83,31 @@ def main(
             "test_data": str(test_data),
             "overrides": overrides,
             "train_seconds": round(train_seconds, 1),
+            "host": host(),
             "dev": best_meta.get("performance", {}),
             "test": json.loads(scores_path.read_text()),
         }
         metrics_path.write_text(json.dumps(metrics, indent=2) + "\n")
         typer.echo(f"{name} seed {seed}: {json.dumps(metrics['test'])[:200]}")
+
+
+def host(cpuinfo: Path = Path("/proc/cpuinfo")) -> Dict[str, object]:
+    """The CPU as /proc/cpuinfo names it, its core count and whether it multiplies bf16 in hardware."""
+    fields: Dict[str, str] = {}
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            key, _, value = line.partition(":")
+            if not key.strip():
+                break  # the first processor's block is enough
+            fields[key.strip()] = value.strip()
+    flags = set(fields.get("flags", "").split())
+    family_model = "/".join(fields.get(key, "?") for key in ("cpu family", "model", "stepping"))
+    return {
+        "cpu": f"{fields.get('model name', 'unknown')} ({family_model})",
+        "cores": os.cpu_count(),
+        "amx_bf16": "amx_bf16" in flags,
+        "avx512_bf16": "avx512_bf16" in flags,
+    }
 
 
 def _run(command: List[str], log: Path) -> None:

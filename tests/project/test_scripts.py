@@ -75,7 +75,23 @@ def test_subsample_with_rest_is_a_disjoint_split(tmp_path):
     assert sorted(dev + train) == sorted(f"doc{i}" for i in range(50))
 
 
-def _write_run(root, name, seed, metric, value):
+def test_run_records_name_the_first_cpu_and_its_bf16_support(tmp_path):
+    host = load_script("run_experiment").host
+    block = "processor\t: {n}\ncpu family\t: 6\nmodel\t\t: {model}\nmodel name\t: {name}\nstepping\t: 8\nflags\t\t: {flags}\n\n"
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(
+        block.format(n=0, model=143, name="Xeon A", flags="fpu avx2 amx_bf16 avx512_bf16")
+        + block.format(n=1, model=1, name="Other", flags="fpu")
+    )
+    record = host(cpuinfo)
+    assert record["cpu"] == "Xeon A (6/143/8)"
+    assert record["amx_bf16"] and record["avx512_bf16"]
+    cpuinfo.write_text(block.format(n=0, model=1, name="EPYC", flags="fpu avx2"))
+    assert host(cpuinfo)["cpu"] == "EPYC (6/1/8)" and not host(cpuinfo)["amx_bf16"]
+    assert host(tmp_path / "absent")["cpu"] == "unknown (?/?/?)"
+
+
+def _write_run(root, name, seed, metric, value, host=None):
     run = root / name / f"seed-{seed}"
     run.mkdir(parents=True)
     metrics = {
@@ -87,6 +103,8 @@ def _write_run(root, name, seed, metric, value):
         "train_seconds": 10.0,
         "test": {metric: value, "speed": 100.0},
     }
+    if host:
+        metrics["host"] = {"cpu": host, "cores": 2}
     (run / "metrics.json").write_text(json.dumps(metrics))
 
 
@@ -95,7 +113,7 @@ def test_report_averages_seeds_and_pairs_systems(tmp_path):
     runs = tmp_path / "runs"
     for seed, (base, elmo) in enumerate([(0.70, 0.80), (0.72, 0.90)]):
         _write_run(runs, "ner-baseline-10pct", seed, "ents_f", base)
-        _write_run(runs, "ner-elmo-10pct", seed, "ents_f", elmo)
+        _write_run(runs, "ner-elmo-10pct", seed, "ents_f", elmo, host=f"CPU {seed}")
     _write_run(runs, "ner-elmo-adapted-10pct", 0, "ents_f", 0.83)
     _write_run(runs, "sst5-baseline", 0, "cats_micro_f", 0.40)
     _write_run(runs, "sst5-trf", 0, "cats_micro_f", 0.45)
@@ -113,7 +131,11 @@ def test_report_averages_seeds_and_pairs_systems(tmp_path):
     text = (tmp_path / "out.md").read_text()
     assert "from 7 runs (one `metrics.json` each, kept in `kept/runs/`)" in text
     assert (
-        "| ner-elmo-10pct | ner.cfg, 2000 | ner/test.spacy | NER F1 | 85.00 ± 7.07 | 0: 80.00, 1: 90.00 | 10 | 100 |"
+        "| ner-elmo-10pct | ner.cfg, 2000 | ner/test.spacy | NER F1 | 85.00 ± 7.07 | 0: 80.00, 1: 90.00 | 10 | 100 | CPU 0; CPU 1 |"
+        in text
+    )
+    assert (
+        "| sst5-trf | sst5.cfg, 2000 | ner/test.spacy | accuracy | 45.00 (1 seed) | 0: 45.00 | 10 | 100 | not recorded |"
         in text
     )
     assert "| ner-10pct | 71.00 | 85.00 | +14.00 | 83.00 | +12.00 | - |" in text
@@ -165,7 +187,7 @@ def test_report_reads_runs_known_only_from_their_logs(tmp_path):
         in text
     )
     assert "| sst5 | 38.73 | 41.00 | +2.27 | - | - | - |" in text
-    assert "| ner-elmo-1pct | ?, config | - | NER F1 | 57.12 (1 seed) | 2: 57.12 | - | - |" in text
+    assert "| ner-elmo-1pct | ?, config | - | NER F1 | 57.12 (1 seed) | 2: 57.12 | - | - | not recorded |" in text
 
 
 def test_report_counts_every_pretraining_stage_of_a_continued_bilm(tmp_path, tiny_bilm_dir):

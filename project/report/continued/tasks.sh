@@ -2,7 +2,8 @@
 # The study's task runs with the continued biLM, one thread each.
 # Usage: tasks.sh SETTING..., SETTING one of ner-100pct ner-10pct ner-1pct wnut17 sst5 sst2 trec,
 # ner-100pct-adapted ner-10pct-adapted ner-1pct-adapted sst5-adapted sst2-adapted trec-adapted,
-# or baseline-sst5 baseline-sst2 baseline-trec (the same textcat pipeline without ELMo).
+# or baseline-ner-100pct baseline-ner-10pct baseline-ner-1pct baseline-wnut17 baseline-sst5 baseline-sst2
+# baseline-trec (the same NER / textcat pipeline without ELMo).
 # SEEDS=0,1,2 by default. BILM: the biLM folder (the committed biLM, ../bilm/, by default);
 # ADAPTED, ADAPTED_SST, ADAPTED_TREC: the biLM adapted to CoNLL's, SST's and TREC's training
 # text (adapt.sh's model-best for each TASK); EXPERIMENTS: where the runs go,
@@ -37,6 +38,10 @@ for setting in "$@"; do
       run "${setting%-adapted}-elmo-adapted" textcat_elmo.cfg "${setting%-adapted}" train.spacy "$A_SST" "${textcat[@]}" ;;
     trec-adapted) run trec-elmo-adapted textcat_elmo.cfg trec train.spacy "$A_TREC" "${textcat[@]}" ;;
     sst5 | sst2 | trec) run "$setting-elmo" textcat_elmo.cfg "$setting" train.spacy "$B" "${textcat[@]}" ;;
+    baseline-ner-100pct) run ner-baseline-100pct ner.cfg ner train.spacy "" ;;
+    baseline-ner-10pct) run ner-baseline-10pct ner.cfg ner train-10pct.spacy "" ;;
+    baseline-ner-1pct) run ner-baseline-1pct ner.cfg ner train-1pct.spacy "" ;;
+    baseline-wnut17) run wnut17-baseline ner.cfg wnut17 train.spacy "" ;;
     baseline-sst5 | baseline-sst2 | baseline-trec)
       run "${setting#baseline-}-baseline" textcat.cfg "${setting#baseline-}" train.spacy "" "${textcat[@]}" ;;
     *) echo "Unknown setting '$setting': see the usage at the top of $0." >&2; exit 2 ;;
