@@ -22,7 +22,9 @@ DEFAULT_BILM = "en_elmo_small"
 META = "meta.json"
 # Files of a biLM folder that travel with it besides options.json and the weights.
 EXTRA_FILES = ("softmax_weights.hdf5", "vocab.txt", "README.md", "perplexity.json")
-PACKAGE_COMMAND = "python -m spacy_elmo package-bilm project/report/bilm packages --name en_elmo_small --version 0.3.0"
+# The version of the committed biLM's package (project.yml's vars.bilm_package_version).
+DEFAULT_BILM_VERSION = "0.3.0"
+PACKAGE_COMMAND = f"python -m spacy_elmo package-bilm project/report/bilm packages --name {DEFAULT_BILM} --version {DEFAULT_BILM_VERSION}"
 
 PathLike = Union[str, Path]
 
@@ -60,7 +62,7 @@ def default_bilm_folder() -> Path:
     raise BiLMNotFound(
         f"No biLM given and the default {DEFAULT_BILM!r} is not installed. Give one as model.bilm (an installed biLM "
         "package's name or a biLM folder), or as model.options_file + model.weight_file; or build and install the "
-        f"default: `{PACKAGE_COMMAND}` then pip install packages/{DEFAULT_BILM}-0.3.0-py3-none-any.whl."
+        f"default: `{PACKAGE_COMMAND}` then pip install packages/{DEFAULT_BILM}-{DEFAULT_BILM_VERSION}-py3-none-any.whl."
     )
 
 

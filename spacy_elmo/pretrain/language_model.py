@@ -54,8 +54,7 @@ class BiLanguageModel(nn.Module):
         token_chars, mask = batch.token_chars.to(device), batch.mask.to(device)
         dtype = self.matmul_dtype if self.training else None
         if self.fast:  # row 0 (padding) is zero
-            multiple = 1 if dtype is None else SHAPE_MULTIPLE
-            vectors = token_vectors(self.bilm.char_encoder, token_chars[1:], dtype, multiple)
+            vectors = token_vectors(self.bilm.char_encoder, token_chars[1:], dtype, _row_multiple(dtype))
             vectors = torch.cat([vectors.new_zeros(1, vectors.shape[1]), vectors])
         else:
             vectors = self.bilm.embed_tokens(token_chars)
@@ -90,8 +89,13 @@ class BiLanguageModel(nn.Module):
                 negatives.to(hidden.device),
                 sampler,
                 dtype,
-                1 if dtype is None else SHAPE_MULTIPLE,
+                _row_multiple(dtype),
             )
         else:
             nll = self.softmax.sampled_nll(flat_hidden, targets.reshape(-1), negatives.to(hidden.device), sampler)
         return nll.view(2, -1).sum(dim=1), state
+
+
+def _row_multiple(matmul_dtype: Optional[torch.dtype]) -> int:
+    """The row padding for matmuls in ``matmul_dtype`` (None: fp32, not padded)."""
+    return 1 if matmul_dtype is None else SHAPE_MULTIPLE
