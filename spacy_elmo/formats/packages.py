@@ -24,7 +24,10 @@ META = "meta.json"
 EXTRA_FILES = ("softmax_weights.hdf5", "vocab.txt", "README.md", "perplexity.json")
 # The version of the committed biLM's package (project.yml's vars.bilm_package_version).
 DEFAULT_BILM_VERSION = "0.3.0"
-PACKAGE_COMMAND = f"python -m spacy_elmo package-bilm project/report/bilm packages --name {DEFAULT_BILM} --version {DEFAULT_BILM_VERSION}"
+PACKAGE_COMMAND = (
+    "python -m spacy_elmo package-bilm project/report/bilm packages "
+    f"--name {DEFAULT_BILM} --version {DEFAULT_BILM_VERSION}"
+)
 
 PathLike = Union[str, Path]
 
@@ -62,7 +65,8 @@ def default_bilm_folder() -> Path:
     raise BiLMNotFound(
         f"No biLM given and the default {DEFAULT_BILM!r} is not installed. Give one as model.bilm (an installed biLM "
         "package's name or a biLM folder), or as model.options_file + model.weight_file; or build and install the "
-        f"default: `{PACKAGE_COMMAND}` then pip install packages/{DEFAULT_BILM}-{DEFAULT_BILM_VERSION}-py3-none-any.whl."
+        f"default: `{PACKAGE_COMMAND}` then pip install "
+        f"packages/{DEFAULT_BILM}-{DEFAULT_BILM_VERSION}-py3-none-any.whl."
     )
 
 
