@@ -6,6 +6,8 @@
 # host, kept in continued/stage3/runs/, replaces both), bilm/ itself and the three
 # pretraining stages' logs. Usage: make_results.sh [EXPERIMENTS...]: folders of new runs
 # (NAME/seed-S/metrics.json) to add; report.py copies them into the records folder with the rest.
+# The runs of a second CPU model (continued/stage3/runs-amd/: the adapted SST-5, SST-2 and TREC runs
+# with baselines rerun there, and earlier ELMo runs of that host) are compared among themselves.
 # Run from the repository root. In a fresh `spacy project run all` every run has its folder and
 # `spacy project run report` suffices. results-second-stage.md and results-first-bilm.md are the
 # study as it was with the earlier weights (git history has the make_results.sh of each).
@@ -38,7 +40,8 @@ for file in $R/perplexity-news.json $R/perplexity-wikitext2.json $R/perplexity-p
 done
 python project/scripts/report.py "$WORK/runs" $R/results.md --log "$WORK/baselines.log" --bilm "$WORK/bilm" \
   --earlier-stage $R/bilm-study/gpu-small/metrics.jsonl --earlier-stage $R/continued/pretrain/metrics.jsonl \
-  --plot $R/sample_efficiency.png --layers $RECORDS/layers.json "${perplexity[@]}" --archive "$RECORDS"
+  --plot $R/sample_efficiency.png --layers $RECORDS/layers.json "${perplexity[@]}" --archive "$RECORDS" \
+  --second-host "$RECORDS/runs-amd"
 rm -f "$RECORDS/pretrain/options.json"
 for record in "${shared[@]}"; do
   name=$(basename "$record")

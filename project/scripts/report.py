@@ -5,10 +5,13 @@ sample-efficiency plot.
 
     python project/scripts/report.py EXPERIMENTS_DIR project/report/results.md \\
         [--log ner.log ...] [--plot sample_efficiency.png] [--bilm BILM_DIR] [--perplexity p.json ...] \\
-        [--earlier-stage metrics.jsonl ...] [--layers layers.json] [--archive project/report]
+        [--earlier-stage metrics.jsonl ...] [--layers layers.json] [--archive project/report] \\
+        [--second-host RECORDS_DIR]
 
 Runs are read from EXPERIMENTS_DIR/NAME/seed-S/metrics.json; `--log` adds runs whose folders
 are gone from what `spacy project run` printed for them (test score, config and steps only).
+`--second-host` adds run records (NAME-seed-S.json) made on another CPU model, compared only
+with each other: training is deterministic on one CPU model, not across models.
 """
 
 import json
@@ -271,6 +274,9 @@ def main(
     perplexity: List[Path] = typer.Option([], help="Perplexity JSON files from `python -m spacy_elmo perplexity`."),
     layers: Optional[Path] = typer.Option(None, help="layers.json from probe_layers.py."),
     archive: Optional[Path] = typer.Option(None, help="Copy the run records here, to commit with the report."),
+    second_host: Optional[Path] = typer.Option(
+        None, exists=True, file_okay=False, help="Run records (NAME-seed-S.json) of another host, compared apart."
+    ),
 ) -> None:
     records = run_records(experiments)
     runs = [json.loads(path.read_text()) for path in records]
@@ -300,11 +306,27 @@ def main(
     if layer_data is not None or any(setting in rows for setting in TARGETS):
         sections += ["## Targets", "", *target_table(rows, layer_data), ""]
     sections += ["## Every setting", "", *task_table(summary), ""]
+    other: Dict[str, Dict] = {}
+    if second_host is not None:
+        other_runs = [json.loads(path.read_text()) for path in sorted(second_host.glob("*-seed-*.json"))]
+        other = {"runs": summarise(other_runs), "comparison": compare_systems(summarise(other_runs))}
+        sections += [
+            "## On a second host",
+            "",
+            f"{len(other_runs)} runs (`{os.path.relpath(second_host, output.parent)}/`), each compared only "
+            "with runs of that host; scores x100 on each setting's evaluation set.",
+            "",
+            *comparison_table(other["comparison"]),
+            "",
+            *task_table(other["runs"]),
+            "",
+        ]
     if layer_data is not None:
         sections += ["## Layers: linear probes and learned mixes", "", *layers_section(layer_data), ""]
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text("\n".join(sections))
-    output.with_suffix(".json").write_text(json.dumps({"runs": summary, "comparison": rows}, indent=2) + "\n")
+    document = {"runs": summary, "comparison": rows, **({"second_host": other} if other else {})}
+    output.with_suffix(".json").write_text(json.dumps(document, indent=2) + "\n")
     typer.echo("\n".join(sections))
     if plot is not None:
         _plot_sample_efficiency(summary, plot)

@@ -219,6 +219,36 @@ def test_report_counts_every_pretraining_stage_of_a_continued_bilm(tmp_path, tin
     )
 
 
+def test_report_compares_a_second_hosts_runs_only_with_each_other(tmp_path):
+    report = load_script("report")
+    runs = tmp_path / "runs"
+    for seed in (0, 1):
+        _write_run(runs, "sst5-baseline", seed, "cats_micro_f", 0.40 + seed / 100, host="Xeon")
+        _write_run(runs, "sst5-elmo", seed, "cats_micro_f", 0.43, host="Xeon")
+    other = tmp_path / "other"
+    for seed, (base, adapted) in enumerate([(0.36, 0.41), (0.38, 0.39)]):
+        _write_run(other, "sst5-baseline", seed, "cats_micro_f", base, host="EPYC")
+        _write_run(other, "sst5-elmo-adapted", seed, "cats_micro_f", adapted)
+    records = tmp_path / "records"
+    records.mkdir()
+    for path in other.glob("*/seed-*/metrics.json"):
+        (records / f"{path.parent.parent.name}-{path.parent.name}.json").write_text(path.read_text())
+    out = tmp_path / "report" / "out.md"
+    result = CliRunner().invoke(_cli(report.main), [str(runs), str(out), "--second-host", str(records)])
+    assert result.exit_code == 0, result.output
+    main, _, second = out.read_text().partition("## On a second host")
+    assert "| sst5 | 40.50 | 43.00 | +2.50 | - | - | - |" in main
+    assert "4 runs (`../records/`), each compared only with runs of that host" in second
+    assert "| sst5 | 37.00 | - | - | 40.00 | +3.00 | - |" in second
+    assert (
+        "| sst5-baseline | sst5.cfg, 2000 | ner/test.spacy | accuracy | 37.00 ± 1.41 | 0: 36.00, 1: 38.00 | 10 | 100 | EPYC |"
+        in second
+    )
+    summary = json.loads(out.with_suffix(".json").read_text())
+    assert summary["comparison"]["sst5"]["elmo_adapted"] is None
+    assert summary["second_host"]["comparison"]["sst5"]["elmo_adapted_minus_baseline"] == pytest.approx(0.03)
+
+
 def _cli(function):
     import typer
 
