@@ -309,7 +309,8 @@ def main(
     other: Dict[str, Dict] = {}
     if second_host is not None:
         other_runs = [json.loads(path.read_text()) for path in sorted(second_host.glob("*-seed-*.json"))]
-        other = {"runs": summarise(other_runs), "comparison": compare_systems(summarise(other_runs))}
+        other_summary = summarise(other_runs)
+        other = {"runs": other_summary, "comparison": compare_systems(other_summary)}
         sections += [
             "## On a second host",
             "",
@@ -325,7 +326,9 @@ def main(
         sections += ["## Layers: linear probes and learned mixes", "", *layers_section(layer_data), ""]
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text("\n".join(sections))
-    document = {"runs": summary, "comparison": rows, **({"second_host": other} if other else {})}
+    document: Dict[str, Dict] = {"runs": summary, "comparison": rows}
+    if other:
+        document["second_host"] = other
     output.with_suffix(".json").write_text(json.dumps(document, indent=2) + "\n")
     typer.echo("\n".join(sections))
     if plot is not None:
